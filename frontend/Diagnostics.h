@@ -1,0 +1,63 @@
+// The one diagnostics engine every phase reports user errors through.
+#pragma once
+
+#include "frontend/SourceManager.h"
+
+#include <ostream>
+#include <sstream>
+#include <string>
+
+namespace foldc {
+
+enum class Severity { Error, Warning, Note };
+
+class DiagnosticEngine;
+
+/// A diagnostic being built with `<<`; it is printed when it goes out of scope.
+class InFlightDiagnostic {
+public:
+  InFlightDiagnostic(DiagnosticEngine &engine, Severity severity, SourceRange range);
+  InFlightDiagnostic(InFlightDiagnostic &&other) noexcept;
+  InFlightDiagnostic(const InFlightDiagnostic &) = delete;
+  ~InFlightDiagnostic();
+
+  template <typename T> InFlightDiagnostic &operator<<(const T &value) {
+    message_ << value;
+    return *this;
+  }
+
+private:
+  DiagnosticEngine *engine_;
+  Severity severity_;
+  SourceRange range_;
+  std::ostringstream message_;
+};
+
+/// Prints clang-style diagnostics: `FILE:LINE:COL: error: message`, the
+/// source line, and a caret with `~` under the rest of the range. Stops
+/// printing after `maxErrors` errors (notes follow their error).
+class DiagnosticEngine {
+public:
+  DiagnosticEngine(const SourceManager &sources, std::ostream &out, unsigned maxErrors = 20);
+
+  InFlightDiagnostic error(SourceRange range) { return {*this, Severity::Error, range}; }
+  InFlightDiagnostic warning(SourceRange range) { return {*this, Severity::Warning, range}; }
+  /// A note attaches to the last error or warning; it is dropped with it.
+  InFlightDiagnostic note(SourceRange range) { return {*this, Severity::Note, range}; }
+
+  unsigned errorCount() const { return errorCount_; }
+  bool hasErrors() const { return errorCount_ != 0; }
+
+private:
+  friend class InFlightDiagnostic;
+  void emit(Severity severity, SourceRange range, const std::string &message);
+  void printSnippet(SourceRange range);
+
+  const SourceManager &sources_;
+  std::ostream &out_;
+  unsigned maxErrors_;
+  unsigned errorCount_ = 0;
+  bool suppressingNotes_ = false;
+};
+
+} // namespace foldc

@@ -1,0 +1,252 @@
+// ANTLR glue: lexing, bracket and character checks, parsing with readable
+// syntax errors, then AST building. ANTLR types stop at this file's edge.
+#include "frontend/Parser.h"
+
+#include "FoldLexer.h"
+#include "FoldParser.h"
+#include "antlr4-runtime.h"
+#include "frontend/ASTBuilder.h"
+
+#include <vector>
+
+namespace foldc {
+
+namespace {
+
+SourceLocation startOf(const antlr4::Token *token, uint32_t file) {
+  return {file, static_cast<uint32_t>(token->getLine()),
+          static_cast<uint32_t>(token->getCharPositionInLine() + 1)};
+}
+
+SourceRange rangeOf(const antlr4::Token *token, uint32_t file) {
+  SourceLocation begin = startOf(token, file);
+  SourceLocation end = begin;
+  if (token->getType() != antlr4::Token::EOF && token->getStopIndex() >= token->getStartIndex())
+    end.column += static_cast<uint32_t>(token->getStopIndex() - token->getStartIndex() + 1);
+  return {begin, end};
+}
+
+/// The position just past `token`: where a missing `;` or `)` belongs.
+SourceRange after(const antlr4::Token *token, uint32_t file) {
+  SourceRange r = rangeOf(token, file);
+  return SourceRange(r.end);
+}
+
+std::string describe(const antlr4::Token *token) {
+  if (token->getType() == antlr4::Token::EOF)
+    return "end of file";
+  return "'" + token->getText() + "'";
+}
+
+/// Lexer-level checks before parsing: stray characters, unterminated strings
+/// and unbalanced brackets. Reporting these here gives one precise message
+/// ("expected ')' to close '(' opened at 3:34") instead of a parser cascade.
+class TokenChecker {
+public:
+  TokenChecker(DiagnosticEngine &diag, uint32_t file) : diag_(diag), file_(file) {}
+
+  void check(const std::vector<antlr4::Token *> &tokens) {
+    for (antlr4::Token *token : tokens) {
+      if (token->getType() == FoldLexer::ERROR_CHAR)
+        reportBadCharacter(token);
+      else if (isOpen(token->getText()) && token->getType() != antlr4::Token::EOF)
+        open_.push_back(token);
+      else if (isClose(token->getText()) || token->getType() == antlr4::Token::EOF)
+        close(token);
+    }
+  }
+
+private:
+  static bool isOpen(const std::string &t) { return t == "(" || t == "[" || t == "{"; }
+  static bool isClose(const std::string &t) { return t == ")" || t == "]" || t == "}"; }
+  static std::string closerOf(const std::string &open) {
+    return open == "(" ? ")" : open == "[" ? "]" : "}";
+  }
+
+  void reportBadCharacter(antlr4::Token *token) {
+    if (token->getText() == "\"")
+      diag_.error(rangeOf(token, file_)) << "unterminated string literal";
+    else
+      diag_.error(rangeOf(token, file_)) << "invalid character '" << token->getText() << "'";
+  }
+
+  void close(antlr4::Token *token) {
+    bool atEnd = token->getType() == antlr4::Token::EOF;
+    if (open_.empty()) {
+      if (!atEnd)
+        diag_.error(rangeOf(token, file_)) << "unmatched '" << token->getText() << "'";
+      return;
+    }
+    if (!atEnd && closerOf(open_.back()->getText()) == token->getText()) {
+      open_.pop_back();
+      return;
+    }
+    // A mismatch: blame the innermost open bracket, then resynchronise by
+    // dropping it (and, at end of file, every other one too).
+    do {
+      antlr4::Token *opener = open_.back();
+      SourceLocation at = startOf(opener, file_);
+      diag_.error(rangeOf(token, file_))
+          << "expected '" << closerOf(opener->getText()) << "' to close '" << opener->getText()
+          << "' opened at " << at.line << ':' << at.column << ", found " << describe(token);
+      diag_.note(rangeOf(opener, file_)) << "'" << opener->getText() << "' opened here";
+      open_.pop_back();
+      if (!atEnd && !open_.empty() && closerOf(open_.back()->getText()) == token->getText()) {
+        open_.pop_back();
+        return;
+      }
+    } while (atEnd && !open_.empty());
+  }
+
+  DiagnosticEngine &diag_;
+  uint32_t file_;
+  std::vector<antlr4::Token *> open_;
+};
+
+/// ANTLR's recovery with foldc's messages: "expected ';' after 'x'",
+/// "expected an expression, found ')'". Reports straight to the engine.
+class SyntaxErrorReporter : public antlr4::DefaultErrorStrategy {
+public:
+  SyntaxErrorReporter(DiagnosticEngine &diag, uint32_t file) : diag_(diag), file_(file) {}
+
+protected:
+  void reportNoViableAlternative(antlr4::Parser *parser,
+                                 const antlr4::NoViableAltException &e) override {
+    report(parser, e.getOffendingToken(), expectedOf(parser, parser->getExpectedTokens()));
+  }
+
+  void reportInputMismatch(antlr4::Parser *parser,
+                           const antlr4::InputMismatchException &e) override {
+    report(parser, e.getOffendingToken(), expectedOf(parser, e.getExpectedTokens()));
+  }
+
+  void reportFailedPredicate(antlr4::Parser *parser,
+                             const antlr4::FailedPredicateException &e) override {
+    report(parser, e.getOffendingToken(), expectedOf(parser, parser->getExpectedTokens()));
+  }
+
+  void reportUnwantedToken(antlr4::Parser *parser) override {
+    if (inErrorRecoveryMode(parser))
+      return;
+    beginErrorCondition(parser);
+    antlr4::Token *token = parser->getCurrentToken();
+    diag_.error(rangeOf(token, file_)) << "expected " << expectedOf(parser, getExpectedTokens(parser))
+                                       << ", found " << describe(token);
+  }
+
+  void reportMissingToken(antlr4::Parser *parser) override {
+    if (inErrorRecoveryMode(parser))
+      return;
+    beginErrorCondition(parser);
+    report(parser, parser->getCurrentToken(), expectedOf(parser, getExpectedTokens(parser)));
+  }
+
+private:
+  void report(antlr4::Parser *parser, antlr4::Token *offending, const std::string &expected) {
+    beginErrorCondition(parser);
+    // A missing terminator belongs right after the previous token, as in clang.
+    antlr4::Token *previous = parser->getTokenStream()->LT(-1);
+    bool terminator = expected == "';'" || expected == "')'" || expected == "']'";
+    if (terminator && previous && previous->getLine() != offending->getLine()) {
+      diag_.error(after(previous, file_)) << "expected " << expected << " after " << describe(previous);
+      return;
+    }
+    diag_.error(rangeOf(offending, file_)) << "expected " << expected << ", found "
+                                           << describe(offending);
+  }
+
+  /// Names a set of expected tokens the way a person would: "an expression"
+  /// rather than fifteen token kinds.
+  static std::string expectedOf(antlr4::Parser *parser, const antlr4::misc::IntervalSet &set) {
+    if (set.contains(size_t(FoldParser::INT)) && set.contains(size_t(FoldParser::FLOAT)))
+      return "an expression";
+    const antlr4::dfa::Vocabulary &vocab = parser->getVocabulary();
+    auto has = [&](const char *literal) {
+      for (ssize_t t : set.toList())
+        if (vocab.getLiteralName(t) == literal)
+          return true;
+      return false;
+    };
+    if (has("'f32'") && has("'int'"))
+      return "a type";
+    if (has("'let'") && has("'return'"))
+      return "a statement or '}'";
+    if (has("'def'") && has("'model'"))
+      return "a declaration (import, const, data, param, layer, def or model)";
+    std::vector<ssize_t> tokens = set.toList();
+    std::string out;
+    for (size_t i = 0; i < tokens.size() && i < 4; ++i) {
+      if (i)
+        out += i + 1 == tokens.size() ? " or " : ", ";
+      ssize_t t = tokens[i];
+      out += t == static_cast<ssize_t>(antlr4::Token::EOF) ? std::string("end of file")
+             : vocab.getLiteralName(t).empty() ? nameOfKind(vocab.getSymbolicName(t))
+                                               : vocab.getLiteralName(t);
+    }
+    return tokens.size() > 4 ? out + ", ..." : out;
+  }
+
+  static std::string nameOfKind(const std::string &symbolic) {
+    if (symbolic == "ID")
+      return "a name";
+    if (symbolic == "INT")
+      return "an integer";
+    if (symbolic == "STRING")
+      return "a string";
+    return symbolic;
+  }
+
+  DiagnosticEngine &diag_;
+  uint32_t file_;
+};
+
+} // namespace
+
+std::unique_ptr<Module> parseModule(const SourceManager &sources, uint32_t file,
+                                    DiagnosticEngine &diag) {
+  const SourceFile &source = sources.file(file);
+  antlr4::ANTLRInputStream input(source.text());
+  FoldLexer lexer(&input);
+  lexer.removeErrorListeners();
+  antlr4::CommonTokenStream tokens(&lexer);
+  tokens.fill();
+
+  unsigned errorsBefore = diag.errorCount();
+  std::vector<antlr4::Token *> visible;
+  for (antlr4::Token *t : tokens.getTokens())
+    if (t->getChannel() == antlr4::Token::DEFAULT_CHANNEL)
+      visible.push_back(t);
+  TokenChecker(diag, file).check(visible);
+  if (diag.errorCount() != errorsBefore)
+    return nullptr;
+
+  FoldParser parser(&tokens);
+  parser.removeErrorListeners();
+  parser.setErrorHandler(std::make_shared<SyntaxErrorReporter>(diag, file));
+  FoldParser::ProgramContext *tree = parser.program();
+  if (diag.errorCount() != errorsBefore)
+    return nullptr;
+  auto module = ASTBuilder(file, source.name(), diag).buildModule(tree);
+  if (diag.errorCount() != errorsBefore)
+    return nullptr;
+  return module;
+}
+
+void dumpTokens(const SourceManager &sources, uint32_t file, std::ostream &out) {
+  antlr4::ANTLRInputStream input(sources.file(file).text());
+  FoldLexer lexer(&input);
+  lexer.removeErrorListeners();
+  const antlr4::dfa::Vocabulary &vocab = lexer.getVocabulary();
+  for (auto token = lexer.nextToken(); token->getType() != antlr4::Token::EOF;
+       token = lexer.nextToken()) {
+    if (token->getChannel() != antlr4::Token::DEFAULT_CHANNEL)
+      continue;
+    std::string literal = vocab.getLiteralName(token->getType());
+    out << token->getLine() << ':' << token->getCharPositionInLine() + 1 << ' '
+        << (literal.empty() ? vocab.getSymbolicName(token->getType()) + " " + token->getText()
+                            : literal)
+        << '\n';
+  }
+}
+
+} // namespace foldc

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Installs every Debian 12 package foldc needs to build, test and benchmark.
+# Idempotent; run as root (or through sudo). Skips apt when all are present.
+set -euo pipefail
+
+packages=(
+  build-essential cmake ninja-build ccache git python3
+  antlr4 default-jre-headless libantlr4-runtime-dev   # grammar/ -> parser
+  libeigen3-dev                                       # runtime kernels
+  libclang-cpp14-dev libclang-14-dev llvm-14-dev      # import "h.h" via libTooling
+  llvm-14-tools                                       # lit + FileCheck
+  libgtest-dev libbenchmark-dev                       # unit tests, bench/
+  nlohmann-json3-dev                                  # JSONL data, safetensors headers
+  libcli11-dev                                        # foldc command line
+  libfmt-dev                                          # formatting in diagnostics/codegen
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+echo "install-deps: installing ${missing[*]}" >&2
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO=sudo
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -q
+$SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"

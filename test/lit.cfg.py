@@ -1,0 +1,18 @@
+# lit configuration for foldc's suites: every .fold file under test/ is a test.
+import os
+import lit.formats
+
+config.name = "foldc"
+# Run RUN lines with /bin/sh so tests can check exact exit statuses ($?).
+config.test_format = lit.formats.ShTest(execute_external=True)
+config.suffixes = [".fold"]
+config.excludes = ["Inputs", "Unit"]
+config.test_source_root = os.path.join(config.foldc_source_root, "test")
+config.test_exec_root = os.path.join(config.foldc_binary_root, "test")
+
+config.substitutions.append(("%foldc", os.path.join(config.foldc_binary_root, "tools", "foldc")))
+config.substitutions.append(("%examples", os.path.join(config.foldc_source_root, "examples")))
+config.substitutions.append(("FileCheck", config.filecheck))
+# `not` (inverts an exit status) comes from LLVM's tools, beside FileCheck.
+config.environment["PATH"] = os.pathsep.join(
+    [os.path.dirname(config.filecheck), os.environ.get("PATH", "")])
