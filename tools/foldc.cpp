@@ -4,6 +4,8 @@
 #include "frontend/ASTPrinter.h"
 #include "frontend/Diagnostics.h"
 #include "frontend/Parser.h"
+#include "passes/Pipeline.h"
+#include "passes/TypesPrinter.h"
 
 #include <CLI/CLI.hpp>
 
@@ -13,7 +15,7 @@
 
 namespace {
 
-enum class EmitStage { Tokens, AST };
+enum class EmitStage { Tokens, AST, Types };
 
 constexpr int kExitProgramErrors = 1;
 constexpr int kExitUsage = 2;
@@ -23,6 +25,7 @@ struct Options {
   EmitStage emit = EmitStage::AST;
   std::string outputPath;
   unsigned errorLimit = 20;
+  foldc::PipelineOptions pipeline;
 };
 
 int run(const Options &options) {
@@ -50,7 +53,16 @@ int run(const Options &options) {
   auto module = foldc::parseModule(sources, file, diag);
   if (!module)
     return kExitProgramErrors;
-  foldc::dumpAST(*module, out);
+  if (options.emit == EmitStage::AST) {
+    foldc::dumpAST(*module, out);
+    return 0;
+  }
+  foldc::PipelineOptions pipeline = options.pipeline;
+  pipeline.log = &std::cerr;
+  auto program = foldc::analyze(*module, diag, pipeline);
+  if (diag.hasErrors())
+    return kExitProgramErrors;
+  foldc::printTypes(*program, out);
   return 0;
 }
 
@@ -61,11 +73,14 @@ int main(int argc, char **argv) {
   app.set_version_flag("--version", std::string("foldc ") + FOLDC_VERSION);
   Options options;
   app.add_option("FILE", options.input, "the .fold file ('-' reads standard input)");
-  const std::map<std::string, EmitStage> stages{{"tokens", EmitStage::Tokens},
-                                                {"ast", EmitStage::AST}};
-  std::string emit = "ast";
-  app.add_option("--emit", emit, "what to print: tokens or ast")
-      ->check(CLI::IsMember({"tokens", "ast"}));
+  const std::map<std::string, EmitStage> stages{
+      {"tokens", EmitStage::Tokens}, {"ast", EmitStage::AST}, {"types", EmitStage::Types}};
+  std::string emit = "types";
+  app.add_option("--emit", emit, "what to print: tokens, ast or types (default)")
+      ->check(CLI::IsMember({"tokens", "ast", "types"}));
+  app.add_flag("--print-after-all", options.pipeline.printAfterAll,
+               "print each pass's result on stderr");
+  app.add_flag("--time-passes", options.pipeline.timePasses, "print each pass's time on stderr");
   app.add_option("-o", options.outputPath, "write the output to this file instead of stdout");
   app.add_option("--error-limit", options.errorLimit, "stop after this many errors (default 20)");
   try {

@@ -1,0 +1,29 @@
+// The builtin names of the language (§6 of the brief) and what kind each is.
+#pragma once
+
+#include <string_view>
+
+namespace foldc {
+
+enum class BuiltinKind {
+  TensorFunction, ///< tanh, concat, xent, ... (also usable as blocks)
+  Combinator,     ///< map, fold, rnn, reduce, ...: the data argument comes last
+  LayerConstructor, ///< fc, embedding, lstm, gru: only in `layer` declarations
+  Initializer,    ///< zeros, ones, uniform, normal, glorot, constant: in `param`
+  Activation,     ///< tanh, relu, sigmoid, none: the `act:` of fc
+};
+
+struct BuiltinInfo {
+  std::string_view name;
+  BuiltinKind kind;
+  /// Combinators: the number of arguments of a full call (the last is the data).
+  int arity = 0;
+};
+
+/// The builtin called `name`, or null. `zeros`/`ones` are tensor functions
+/// that are also initialisers; `tanh`/`relu`/`sigmoid` also activations.
+const BuiltinInfo *findBuiltin(std::string_view name);
+bool isInitializerName(std::string_view name);
+bool isActivationName(std::string_view name);
+
+} // namespace foldc

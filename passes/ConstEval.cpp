@@ -1,0 +1,144 @@
+// Folding of constant expressions over ints and floats.
+#include "passes/ConstEval.h"
+
+#include "frontend/ASTPrinter.h"
+
+#include <sstream>
+
+namespace foldc {
+
+std::string ConstValue::toString() const {
+  if (isInt)
+    return std::to_string(intValue);
+  std::ostringstream s;
+  s << floatValue;
+  return s.str();
+}
+
+namespace {
+
+ConstValue makeInt(long long v) { return ConstValue{true, v, 0}; }
+ConstValue makeFloat(double v) { return ConstValue{false, 0, v}; }
+
+std::optional<ConstValue> arithmetic(BinaryOp op, ConstValue a, ConstValue b, SourceRange range,
+                                     DiagnosticEngine *diag) {
+  if (a.isInt && b.isInt) {
+    long long x = a.intValue, y = b.intValue;
+    switch (op) {
+    case BinaryOp::Add: return makeInt(x + y);
+    case BinaryOp::Sub: return makeInt(x - y);
+    case BinaryOp::Mul: return makeInt(x * y);
+    case BinaryOp::Div:
+      if (y == 0) {
+        if (diag)
+          diag->error(range) << "division by zero in a constant expression";
+        return std::nullopt;
+      }
+      return makeInt(x / y);
+    default: break;
+    }
+  } else {
+    double x = a.asDouble(), y = b.asDouble();
+    switch (op) {
+    case BinaryOp::Add: return makeFloat(x + y);
+    case BinaryOp::Sub: return makeFloat(x - y);
+    case BinaryOp::Mul: return makeFloat(x * y);
+    case BinaryOp::Div: return makeFloat(x / y);
+    default: break;
+    }
+  }
+  if (diag)
+    diag->error(range) << "operator '" << spelling(op) << "' is not allowed in a constant expression";
+  return std::nullopt;
+}
+
+} // namespace
+
+std::optional<ConstValue> ConstTable::evaluate(const Expr &expr, DiagnosticEngine *diag) const {
+  switch (expr.kind()) {
+  case ExprKind::IntLit:
+    return makeInt(static_cast<const IntLitExpr &>(expr).value);
+  case ExprKind::FloatLit:
+    return makeFloat(static_cast<const FloatLitExpr &>(expr).value);
+  case ExprKind::Neg: {
+    auto v = evaluate(*static_cast<const NegExpr &>(expr).operand, diag);
+    if (!v)
+      return std::nullopt;
+    return v->isInt ? makeInt(-v->intValue) : makeFloat(-v->floatValue);
+  }
+  case ExprKind::Binary: {
+    auto &b = static_cast<const BinaryExpr &>(expr);
+    auto lhs = evaluate(*b.lhs, diag);
+    auto rhs = lhs ? evaluate(*b.rhs, diag) : std::nullopt;
+    if (!lhs || !rhs)
+      return std::nullopt;
+    return arithmetic(b.op, *lhs, *rhs, expr.range(), diag);
+  }
+  case ExprKind::Name: {
+    auto it = names_.names.find(static_cast<const NameExpr *>(&expr));
+    if (it == names_.names.end())
+      return std::nullopt; // unknown name: already reported
+    if (it->second.kind == Symbol::Kind::Const)
+      return evaluateConst(*static_cast<const ConstDecl *>(it->second.decl), diag);
+    if (diag)
+      diag->error(expr.range()) << "expected a constant expression; '" << toSource(expr)
+                                << "' is not a const";
+    return std::nullopt;
+  }
+  default:
+    if (diag)
+      diag->error(expr.range()) << "expected a constant expression, found '" << toSource(expr)
+                                << "'";
+    return std::nullopt;
+  }
+}
+
+std::optional<ConstValue> ConstTable::evaluateConst(const ConstDecl &decl,
+                                                    DiagnosticEngine *diag) const {
+  if (auto it = values_.find(&decl); it != values_.end())
+    return it->second;
+  if (failed_.count(&decl))
+    return std::nullopt;
+  if (inProgress_[&decl]) {
+    if (diag)
+      diag->error(decl.nameRange) << "const '" << decl.name << "' is defined in terms of itself";
+    failed_[&decl] = true;
+    return std::nullopt;
+  }
+  inProgress_[&decl] = true;
+  auto value = evaluate(*decl.value, diag);
+  inProgress_[&decl] = false;
+  if (!value) {
+    failed_[&decl] = true;
+    return std::nullopt;
+  }
+  values_[&decl] = *value;
+  return value;
+}
+
+std::optional<long long> ConstTable::positiveInt(const Expr &expr, const char *what,
+                                                 DiagnosticEngine &diag) const {
+  auto value = evaluate(expr, &diag);
+  if (!value)
+    return std::nullopt;
+  if (!value->isInt) {
+    diag.error(expr.range()) << what << " must be an integer, found " << value->toString();
+    return std::nullopt;
+  }
+  if (value->intValue <= 0) {
+    diag.error(expr.range()) << what << " must be positive, found " << value->intValue;
+    return std::nullopt;
+  }
+  return value->intValue;
+}
+
+ConstTable evaluateConsts(const Module &module, const ResolvedNames &names,
+                          DiagnosticEngine &diag) {
+  ConstTable table(names);
+  for (const DeclPtr &decl : module.decls)
+    if (auto *c = dyn_cast<ConstDecl>(decl.get()))
+      table.evaluateConst(*c, &diag);
+  return table;
+}
+
+} // namespace foldc

@@ -1,0 +1,356 @@
+// Name resolution over the whole module, with lexical scopes for locals.
+#include "passes/NameResolution.h"
+
+#include "passes/Builtins.h"
+
+#include <vector>
+
+namespace foldc {
+
+namespace {
+
+/// One lexical scope: names bound in it and where.
+struct Scope {
+  struct Binding {
+    const void *site;
+    SourceRange range;
+  };
+  std::unordered_map<std::string, Binding> names;
+};
+
+class Resolver {
+public:
+  Resolver(ResolvedNames &out, DiagnosticEngine &diag) : out_(out), diag_(diag) {}
+
+  void run(const Module &module) {
+    for (const DeclPtr &decl : module.decls)
+      declareGlobal(*decl);
+    for (const DeclPtr &decl : module.decls)
+      resolveDecl(*decl);
+  }
+
+private:
+  void redefinition(const std::string &name, SourceRange here, SourceRange previous) {
+    diag_.error(here) << "redefinition of '" << name << "'";
+    diag_.note(previous) << "previous definition of '" << name << "' is here";
+  }
+
+  void declareGlobal(const Decl &decl) {
+    if (auto *data = dyn_cast<DataDecl>(&decl)) {
+      declareData(*data);
+      return;
+    }
+    if (isa<ImportDecl>(&decl))
+      return;
+    auto [it, inserted] = out_.globals.emplace(decl.name, &decl);
+    if (!inserted) {
+      redefinition(decl.name, decl.nameRange, it->second->nameRange);
+      return;
+    }
+    if (decl.kind() == DeclKind::Model) {
+      if (out_.model) {
+        diag_.error(decl.nameRange) << "a program has one model; '" << decl.name
+                                    << "' is a second one";
+        diag_.note(out_.model->nameRange) << "the first model is '" << out_.model->name << "'";
+      } else {
+        out_.model = static_cast<const FunctionDecl *>(&decl);
+      }
+    }
+  }
+
+  void declareData(const DataDecl &data) {
+    auto [it, inserted] = out_.dataTypes.emplace(data.name, &data);
+    if (!inserted) {
+      redefinition(data.name, data.nameRange, it->second->nameRange);
+      return;
+    }
+    if (data.isRecord)
+      return;
+    for (size_t i = 0; i < data.variants.size(); ++i) {
+      const VariantDecl &v = data.variants[i];
+      auto [vit, vinserted] = out_.variants.emplace(v.name, VariantRef{&data, int(i)});
+      if (!vinserted)
+        redefinition(v.name, v.range, vit->second.data->variants[vit->second.index].range);
+    }
+  }
+
+  void resolveDecl(const Decl &decl) {
+    switch (decl.kind()) {
+    case DeclKind::Import:
+      return;
+    case DeclKind::Const:
+      resolveExpr(*static_cast<const ConstDecl &>(decl).value);
+      return;
+    case DeclKind::Data:
+      for (const VariantDecl &v : static_cast<const DataDecl &>(decl).variants)
+        resolveFields(v.fields);
+      return;
+    case DeclKind::Param:
+      resolveParam(static_cast<const GlobalParamDecl &>(decl).param);
+      return;
+    case DeclKind::Layer:
+      resolveExpr(*static_cast<const LayerDecl &>(decl).constructor);
+      return;
+    case DeclKind::Def:
+    case DeclKind::Model:
+      resolveFunction(static_cast<const FunctionDecl &>(decl));
+      return;
+    }
+  }
+
+  void resolveFields(const std::vector<FieldDecl> &fields) {
+    std::unordered_map<std::string, SourceRange> seen;
+    for (const FieldDecl &f : fields) {
+      auto [it, inserted] = seen.emplace(f.name, f.range);
+      if (!inserted)
+        redefinition(f.name, f.range, it->second);
+      resolveType(*f.type);
+    }
+  }
+
+  void resolveParam(const ParamDecl &param) {
+    resolveType(*param.type);
+    if (param.init)
+      resolveExpr(*param.init);
+  }
+
+  void resolveFunction(const FunctionDecl &fn) {
+    scopes_.emplace_back();
+    for (const Parameter &p : fn.params) {
+      resolveType(*p.type);
+      bind(p.name, &p, p.range);
+    }
+    if (fn.result)
+      resolveType(*fn.result);
+    if (fn.exprBody)
+      resolveExpr(*fn.exprBody);
+    for (const StmtPtr &s : fn.body)
+      resolveStmt(*s);
+    scopes_.pop_back();
+  }
+
+  void resolveStmt(const Stmt &stmt) {
+    switch (stmt.kind()) {
+    case StmtKind::Let: {
+      auto &let = static_cast<const LetStmt &>(stmt);
+      resolveExpr(*let.value); // the value cannot see the names it binds
+      bindPattern(*let.pattern);
+      return;
+    }
+    case StmtKind::Return:
+    case StmtKind::Loss:
+    case StmtKind::Output:
+      resolveExpr(*static_cast<const ValueStmt &>(stmt).value);
+      return;
+    case StmtKind::Metric:
+      resolveExpr(*static_cast<const MetricStmt &>(stmt).value);
+      return;
+    case StmtKind::Param: {
+      const ParamDecl &p = static_cast<const ParamStmt &>(stmt).param;
+      resolveParam(p);
+      bind(p.name, &p, p.nameRange);
+      return;
+    }
+    }
+  }
+
+  void bind(const std::string &name, const void *site, SourceRange range) {
+    auto [it, inserted] = scopes_.back().names.emplace(name, Scope::Binding{site, range});
+    if (!inserted)
+      redefinition(name, range, it->second.range);
+  }
+
+  void bindPattern(const Pattern &pattern) {
+    if (auto *p = dyn_cast<NamePattern>(&pattern))
+      bind(p->name, p, p->range());
+    else if (auto *t = dyn_cast<TuplePattern>(&pattern))
+      for (const PatternPtr &e : t->elements)
+        bindPattern(*e);
+  }
+
+  void resolveName(const NameExpr &name) {
+    for (auto scope = scopes_.rbegin(); scope != scopes_.rend(); ++scope) {
+      auto it = scope->names.find(name.name);
+      if (it != scope->names.end()) {
+        out_.names[&name] = Symbol{Symbol::Kind::Local, nullptr, it->second.site, ""};
+        return;
+      }
+    }
+    if (auto it = out_.globals.find(name.name); it != out_.globals.end()) {
+      out_.names[&name] = Symbol{globalKind(*it->second), it->second, nullptr, ""};
+      return;
+    }
+    if (findBuiltin(name.name)) {
+      out_.names[&name] = Symbol{Symbol::Kind::Builtin, nullptr, nullptr, name.name};
+      return;
+    }
+    auto error = diag_.error(name.range());
+    error << "use of undeclared name '" << name.name << "'";
+    if (out_.dataTypes.count(name.name) || out_.variants.count(name.name))
+      error << "; '" << name.name << "' is a data type or variant, not a value";
+  }
+
+  static Symbol::Kind globalKind(const Decl &decl) {
+    switch (decl.kind()) {
+    case DeclKind::Const: return Symbol::Kind::Const;
+    case DeclKind::Param: return Symbol::Kind::Param;
+    case DeclKind::Layer: return Symbol::Kind::Layer;
+    case DeclKind::Model: return Symbol::Kind::Model;
+    default: return Symbol::Kind::Def;
+    }
+  }
+
+  void resolveExpr(const Expr &expr) {
+    switch (expr.kind()) {
+    case ExprKind::Name:
+      resolveName(static_cast<const NameExpr &>(expr));
+      return;
+    case ExprKind::Member:
+      resolveExpr(*static_cast<const MemberExpr &>(expr).base);
+      return;
+    case ExprKind::Call: {
+      auto &call = static_cast<const CallExpr &>(expr);
+      resolveExpr(*call.callee);
+      for (const Argument &a : call.args)
+        resolveArgument(a);
+      return;
+    }
+    case ExprKind::Index: {
+      auto &e = static_cast<const IndexExpr &>(expr);
+      resolveExpr(*e.base);
+      resolveExpr(*e.index);
+      return;
+    }
+    case ExprKind::Slice: {
+      auto &e = static_cast<const SliceExpr &>(expr);
+      resolveExpr(*e.base);
+      if (e.lo) resolveExpr(*e.lo);
+      if (e.hi) resolveExpr(*e.hi);
+      return;
+    }
+    case ExprKind::Neg:
+      resolveExpr(*static_cast<const NegExpr &>(expr).operand);
+      return;
+    case ExprKind::Binary: {
+      auto &e = static_cast<const BinaryExpr &>(expr);
+      resolveExpr(*e.lhs);
+      resolveExpr(*e.rhs);
+      return;
+    }
+    case ExprKind::Pipe: {
+      auto &e = static_cast<const PipeExpr &>(expr);
+      resolveExpr(*e.lhs);
+      resolveExpr(*e.rhs);
+      return;
+    }
+    case ExprKind::Arrow: {
+      auto &e = static_cast<const ArrowExpr &>(expr);
+      resolveExpr(*e.from);
+      resolveExpr(*e.to);
+      return;
+    }
+    case ExprKind::Lambda: {
+      auto &e = static_cast<const LambdaExpr &>(expr);
+      scopes_.emplace_back();
+      for (const PatternPtr &p : e.params)
+        bindPattern(*p);
+      resolveExpr(*e.body);
+      scopes_.pop_back();
+      return;
+    }
+    case ExprKind::Tuple:
+      for (const ExprPtr &x : static_cast<const TupleExpr &>(expr).elements)
+        resolveExpr(*x);
+      return;
+    case ExprKind::List:
+      for (const ExprPtr &x : static_cast<const ListExpr &>(expr).elements)
+        resolveExpr(*x);
+      return;
+    case ExprKind::Match: {
+      auto &m = static_cast<const MatchExpr &>(expr);
+      resolveExpr(*m.scrutinee);
+      for (const MatchArm &arm : m.arms) {
+        scopes_.emplace_back();
+        if (!arm.binder.empty())
+          bind(arm.binder, &arm, arm.patternRange);
+        resolveExpr(*arm.body);
+        scopes_.pop_back();
+      }
+      return;
+    }
+    case ExprKind::If: {
+      auto &e = static_cast<const IfExpr &>(expr);
+      resolveExpr(*e.cond);
+      resolveExpr(*e.thenExpr);
+      resolveExpr(*e.elseExpr);
+      return;
+    }
+    default: // literals and accessor blocks name nothing
+      return;
+    }
+  }
+
+  /// `act: none` names an activation, not a value: it is checked with the layer.
+  void resolveArgument(const Argument &arg) {
+    if (!arg.name.empty() && isa<NameExpr>(arg.value.get()))
+      return;
+    resolveExpr(*arg.value);
+  }
+
+  void resolveType(const TypeExpr &type) {
+    switch (type.kind()) {
+    case TypeExprKind::Named: {
+      auto &named = static_cast<const NamedTypeExpr &>(type);
+      auto it = out_.dataTypes.find(named.name);
+      if (it == out_.dataTypes.end()) {
+        auto error = diag_.error(type.range());
+        error << "unknown type '" << named.name << "'";
+        if (auto v = out_.variants.find(named.name); v != out_.variants.end())
+          error << "; '" << named.name << "' is a variant of '" << v->second.data->name << "'";
+        return;
+      }
+      out_.typeNames[&named] = it->second;
+      return;
+    }
+    case TypeExprKind::Tensor:
+      for (const ExprPtr &d : static_cast<const TensorTypeExpr &>(type).dims)
+        resolveExpr(*d);
+      return;
+    case TypeExprKind::Tuple:
+      for (const TypeExprPtr &e : static_cast<const TupleTypeExpr &>(type).elements)
+        resolveType(*e);
+      return;
+    case TypeExprKind::List:
+      resolveType(*static_cast<const ListTypeExpr &>(type).element);
+      return;
+    case TypeExprKind::Optional:
+      resolveType(*static_cast<const OptionalTypeExpr &>(type).element);
+      return;
+    case TypeExprKind::Block: {
+      auto &b = static_cast<const BlockTypeExpr &>(type);
+      resolveType(*b.input);
+      resolveType(*b.output);
+      return;
+    }
+    case TypeExprKind::Record:
+      resolveFields(static_cast<const RecordTypeExpr &>(type).fields);
+      return;
+    case TypeExprKind::HostScalar:
+      return;
+    }
+  }
+
+  ResolvedNames &out_;
+  DiagnosticEngine &diag_;
+  std::vector<Scope> scopes_;
+};
+
+} // namespace
+
+ResolvedNames resolveNames(const Module &module, DiagnosticEngine &diag) {
+  ResolvedNames names;
+  Resolver(names, diag).run(module);
+  return names;
+}
+
+} // namespace foldc

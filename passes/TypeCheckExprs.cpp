@@ -1,0 +1,698 @@
+// Type checking of expressions, and application of blocks.
+#include "passes/TypeChecker.h"
+
+#include "frontend/ASTPrinter.h"
+#include "passes/Builtins.h"
+
+#include <algorithm>
+
+namespace foldc {
+
+namespace {
+bool anyError(std::initializer_list<TypeRef> types) {
+  for (const TypeRef &t : types)
+    if (t->isError())
+      return true;
+  return false;
+}
+
+std::string plural(size_t n, const char *word) {
+  return std::to_string(n) + " " + word + (n == 1 ? "" : "s");
+}
+} // namespace
+
+TypeRef TypeChecker::check(const Expr &expr) {
+  TypeRef type = checkUncached(expr);
+  program_.exprTypes[&expr] = type;
+  return type;
+}
+
+void TypeChecker::structuralError(SourceRange range, const std::string &what,
+                                  const TypeRef &found) {
+  diag_.error(range) << what << " must be a host value known when the example is unfolded, "
+                     << "found " << toString(found)
+                     << "; the graph's shape must come from the example, not from computed "
+                        "values";
+}
+
+TypeRef TypeChecker::checkUncached(const Expr &expr) {
+  switch (expr.kind()) {
+  case ExprKind::IntLit: return types::intType();
+  case ExprKind::FloatLit: return types::floatType();
+  case ExprKind::StringLit: return types::stringType();
+  case ExprKind::BoolLit: return types::boolType();
+  case ExprKind::Name: return checkName(static_cast<const NameExpr &>(expr));
+  case ExprKind::Accessor: {
+    auto value = std::make_shared<BlockValue>();
+    value->kind = BlockValue::Kind::Accessor;
+    value->selector = static_cast<const AccessorExpr &>(expr).selector;
+    value->source = &expr;
+    return makeBlock(value, nullptr);
+  }
+  case ExprKind::Member: {
+    auto &m = static_cast<const MemberExpr &>(expr);
+    return checkMember(check(*m.base), m.selector, expr.range());
+  }
+  case ExprKind::Call: return checkCall(static_cast<const CallExpr &>(expr));
+  case ExprKind::Index: return checkIndex(static_cast<const IndexExpr &>(expr));
+  case ExprKind::Slice: return checkSlice(static_cast<const SliceExpr &>(expr));
+  case ExprKind::Neg: return checkNeg(static_cast<const NegExpr &>(expr));
+  case ExprKind::Binary: return checkBinary(static_cast<const BinaryExpr &>(expr));
+  case ExprKind::Pipe: return checkPipe(static_cast<const PipeExpr &>(expr));
+  case ExprKind::Arrow:
+    diag_.error(expr.range()) << "'in -> out' is only allowed in layer arguments";
+    return types::errorType();
+  case ExprKind::Lambda: {
+    auto value = std::make_shared<BlockValue>();
+    value->kind = BlockValue::Kind::Lambda;
+    value->lambda = static_cast<const LambdaExpr *>(&expr);
+    value->source = &expr;
+    return makeBlock(value, nullptr);
+  }
+  case ExprKind::Tuple: {
+    std::vector<TypeRef> elements;
+    for (const ExprPtr &e : static_cast<const TupleExpr &>(expr).elements)
+      elements.push_back(check(*e));
+    return types::tuple(std::move(elements));
+  }
+  case ExprKind::List: return checkList(static_cast<const ListExpr &>(expr));
+  case ExprKind::Match: return checkMatch(static_cast<const MatchExpr &>(expr));
+  case ExprKind::If: return checkIf(static_cast<const IfExpr &>(expr));
+  }
+  return types::errorType();
+}
+
+TypeRef TypeChecker::makeBlock(std::shared_ptr<BlockValue> value, TypeRef signature) {
+  Type t;
+  t.kind = TypeKind::Block;
+  t.block = std::move(value);
+  if (signature && signature->kind == TypeKind::Block) {
+    t.hasSignature = true;
+    t.params = signature->params;
+    t.result = signature->result;
+  }
+  return std::make_shared<const Type>(std::move(t));
+}
+
+TypeRef TypeChecker::checkName(const NameExpr &name) {
+  auto it = names_.names.find(&name);
+  if (it == names_.names.end())
+    return types::errorType(); // reported by name resolution
+  const Symbol &symbol = it->second;
+  auto value = std::make_shared<BlockValue>();
+  value->source = &name;
+  switch (symbol.kind) {
+  case Symbol::Kind::Const: {
+    auto v = consts_.evaluate(name, nullptr);
+    if (!v)
+      return types::errorType();
+    return v->isInt ? types::intType() : types::floatType();
+  }
+  case Symbol::Kind::Param: {
+    auto *p = static_cast<const GlobalParamDecl *>(symbol.decl);
+    auto pi = program_.params.find(&p->param);
+    return pi == program_.params.end() ? types::errorType() : pi->second.type;
+  }
+  case Symbol::Kind::Layer: {
+    auto *layer = static_cast<const LayerDecl *>(symbol.decl);
+    auto li = program_.layers.find(layer);
+    if (li == program_.layers.end())
+      return types::errorType();
+    value->kind = BlockValue::Kind::Layer;
+    value->layer = layer;
+    return makeBlock(value, li->second.blockType);
+  }
+  case Symbol::Kind::Def:
+  case Symbol::Kind::Model: {
+    auto *fn = static_cast<const FunctionDecl *>(symbol.decl);
+    TypeRef signature = signatureOf(*fn, name.range());
+    if (signature->isError())
+      return signature;
+    value->kind = BlockValue::Kind::Def;
+    value->def = fn;
+    return makeBlock(value, signature);
+  }
+  case Symbol::Kind::Builtin: {
+    const BuiltinInfo *info = findBuiltin(symbol.builtin);
+    if (info->kind != BuiltinKind::TensorFunction && info->kind != BuiltinKind::Combinator) {
+      diag_.error(name.range()) << "'" << name.name << "' is "
+                                << (info->kind == BuiltinKind::LayerConstructor
+                                        ? "a layer constructor; use it in a 'layer' declaration"
+                                    : info->kind == BuiltinKind::Initializer
+                                        ? "an initialiser; use it in a 'param' declaration"
+                                        : "an activation; use it as 'act:' of fc");
+      return types::errorType();
+    }
+    value->kind = BlockValue::Kind::Builtin;
+    value->builtin = symbol.builtin;
+    return makeBlock(value, nullptr);
+  }
+  case Symbol::Kind::Local: {
+    auto bi = program_.bindingTypes.find(symbol.binding);
+    if (bi == program_.bindingTypes.end())
+      return types::errorType();
+    const TypeRef &type = bi->second;
+    if (type->kind == TypeKind::Block && !type->block) {
+      // A parameter of block type: callable through its signature only.
+      value->kind = BlockValue::Kind::Typed;
+      value->signature = type;
+      return makeBlock(value, type);
+    }
+    return type;
+  }
+  }
+  return types::errorType();
+}
+
+TypeRef TypeChecker::checkMember(const TypeRef &base, const Selector &selector,
+                                 SourceRange range) {
+  if (base->isError())
+    return base;
+  if (selector.isIndex()) {
+    if (base->kind != TypeKind::Tuple) {
+      diag_.error(range) << "'." << *selector.index << "' selects from a tuple, found "
+                         << toString(base);
+      return types::errorType();
+    }
+    if (*selector.index >= base->elements.size()) {
+      diag_.error(range) << "tuple index " << *selector.index << " is out of range for "
+                         << toString(base);
+      return types::errorType();
+    }
+    return base->elements[*selector.index];
+  }
+  if (base->kind != TypeKind::Data) {
+    diag_.error(range) << "'." << selector.field << "' reads a field of a data value, found "
+                       << toString(base);
+    return types::errorType();
+  }
+  const DataDecl &data = *base->data;
+  auto findField = [&](const VariantDecl &v) -> const FieldDecl * {
+    for (const FieldDecl &f : v.fields)
+      if (f.name == selector.field)
+        return &f;
+    return nullptr;
+  };
+  if (base->variant >= 0) {
+    const VariantDecl &v = data.variants[base->variant];
+    if (const FieldDecl *f = findField(v))
+      return fieldType(*f);
+    diag_.error(range) << "'" << toString(base) << "' has no field '" << selector.field << "'";
+    diag_.note(v.range) << "'" << v.name << "' is declared here";
+    return types::errorType();
+  }
+  // A union: the field must be in every variant, with one type.
+  TypeRef common;
+  for (const VariantDecl &v : data.variants) {
+    const FieldDecl *f = findField(v);
+    if (!f) {
+      diag_.error(range) << "field '" << selector.field << "' is not in every variant of '"
+                         << data.name << "' (not in '" << v.name << "'); use match";
+      diag_.note(v.range) << "'" << v.name << "' is declared here";
+      return types::errorType();
+    }
+    TypeRef t = fieldType(*f);
+    if (common && !sameType(common, t)) {
+      diag_.error(range) << "field '" << selector.field << "' has different types in the "
+                         << "variants of '" << data.name << "'; use match";
+      return types::errorType();
+    }
+    common = t;
+  }
+  return common;
+}
+
+TypeRef TypeChecker::checkCall(const CallExpr &call) {
+  for (const Argument &a : call.args)
+    if (!a.name.empty()) {
+      diag_.error(a.range) << "named arguments ('" << a.name
+                           << ":') are only for layer options";
+      return types::errorType();
+    }
+  // A builtin called directly sees its arguments' expressions (constants).
+  if (auto *name = dyn_cast<NameExpr>(call.callee.get())) {
+    auto it = names_.names.find(name);
+    if (it != names_.names.end() && it->second.kind == Symbol::Kind::Builtin) {
+      TypeRef callee = check(*name);
+      if (callee->isError())
+        return callee;
+      std::vector<Arg> args;
+      for (const Argument &a : call.args)
+        args.push_back(Arg{check(*a.value), a.value.get(), a.value->range()});
+      return checkBuiltinCall(name->name, std::move(args), call.range());
+    }
+  }
+  TypeRef callee = check(*call.callee);
+  std::vector<Arg> args;
+  for (const Argument &a : call.args)
+    args.push_back(Arg{check(*a.value), a.value.get(), a.value->range()});
+  return apply(callee, std::move(args), call.range());
+}
+
+TypeRef TypeChecker::apply(const TypeRef &block, std::vector<Arg> args, SourceRange range) {
+  if (block->isError())
+    return block;
+  for (const Arg &a : args)
+    if (a.type->isError())
+      return a.type;
+  if (block->kind != TypeKind::Block) {
+    diag_.error(range) << "called value is not a block: it has type " << toString(block);
+    return types::errorType();
+  }
+  return applyValue(*block->block, std::move(args), range);
+}
+
+std::optional<std::vector<TypeChecker::Arg>>
+TypeChecker::adaptArity(std::vector<Arg> args, size_t arity, SourceRange range,
+                        const std::string &what) {
+  if (args.size() == arity)
+    return args;
+  if (arity == 1) { // several arguments to one parameter: a tuple
+    std::vector<TypeRef> elements;
+    for (const Arg &a : args)
+      elements.push_back(a.type);
+    return std::vector<Arg>{Arg{types::tuple(elements), nullptr, range}};
+  }
+  if (args.size() == 1 && args[0].type->kind == TypeKind::Tuple &&
+      args[0].type->elements.size() == arity) { // one tuple to several parameters
+    std::vector<Arg> spread;
+    for (const TypeRef &e : args[0].type->elements)
+      spread.push_back(Arg{e, nullptr, args[0].range});
+    return spread;
+  }
+  diag_.error(range) << what << " takes " << plural(arity, "argument") << ", found "
+                     << args.size();
+  return std::nullopt;
+}
+
+bool TypeChecker::accepts(const TypeRef &expected, const TypeRef &actual) const {
+  if (expected->isError() || actual->isError() || sameType(expected, actual))
+    return true;
+  // Lifting (§4): a host int or float where a scalar tensor is expected.
+  if (expected->isScalarTensor() && actual->isHostNumber())
+    return expected->element == ElementType::F32 || actual->kind == TypeKind::Int;
+  if (expected->kind == TypeKind::Int && actual->isScalarTensor() &&
+      actual->element == ElementType::I32)
+    return false;
+  if ((expected->kind == TypeKind::Tuple && actual->kind == TypeKind::Tuple) ||
+      (expected->kind == TypeKind::List && actual->kind == TypeKind::List)) {
+    if (expected->elements.size() != actual->elements.size())
+      return false;
+    for (size_t i = 0; i < expected->elements.size(); ++i)
+      if (!accepts(expected->elements[i], actual->elements[i]))
+        return false;
+    return true;
+  }
+  // A union value is accepted where one of its variants' union is expected.
+  if (expected->kind == TypeKind::Data && actual->kind == TypeKind::Data)
+    return expected->data == actual->data && expected->variant < 0;
+  if (expected->kind == TypeKind::Block && actual->kind == TypeKind::Block)
+    return !actual->hasSignature || sameType(expected, actual);
+  return false;
+}
+
+bool TypeChecker::expectType(const TypeRef &expected, const Arg &actual,
+                             const std::string &context) {
+  if (accepts(expected, actual.type))
+    return true;
+  auto error = diag_.error(actual.range);
+  if (!context.empty())
+    error << context << ": ";
+  error << "expected " << toString(expected) << ", found " << toString(actual.type);
+  return false;
+}
+
+TypeRef TypeChecker::applySignature(const TypeRef &signature, std::vector<Arg> args,
+                                    SourceRange range, const std::string &what) {
+  auto adapted = adaptArity(std::move(args), signature->params.size(), range, what);
+  if (!adapted)
+    return types::errorType();
+  bool ok = true;
+  for (size_t i = 0; i < adapted->size(); ++i) {
+    Arg arg = (*adapted)[i];
+    if (!arg.expr)
+      arg.range = range;
+    ok &= expectType(signature->params[i], arg, "argument " + std::to_string(i + 1) + " of " + what);
+  }
+  return ok ? signature->result : types::errorType();
+}
+
+TypeRef TypeChecker::applyValue(const BlockValue &value, std::vector<Arg> args,
+                                SourceRange range) {
+  switch (value.kind) {
+  case BlockValue::Kind::Def: {
+    bool host = false;
+    for (const Arg &a : args)
+      host |= a.type->isHost();
+    if (!fnStack_.empty())
+      calls_.push_back(CallEdge{fnStack_.back(), value.def, range, host});
+    return applySignature(signatureOf(*value.def, range), std::move(args), range,
+                          "'" + value.def->name + "'");
+  }
+  case BlockValue::Kind::Layer: {
+    const LayerInfo &info = program_.layers.at(value.layer);
+    if (info.kind == LayerKind::Embedding && args.size() == 1 && args[0].type->isScalarTensor() &&
+        args[0].type->element == ElementType::I32)
+      return info.blockType->result; // an i32 index, e.g. from argmax
+    return applySignature(info.blockType, std::move(args), range,
+                          "layer '" + value.layer->name + "'");
+  }
+  case BlockValue::Kind::Typed:
+    return applySignature(value.signature, std::move(args), range, "the block");
+  case BlockValue::Kind::Builtin:
+    return checkBuiltinCall(value.builtin, std::move(args), range);
+  case BlockValue::Kind::Partial: {
+    std::vector<Arg> all;
+    for (size_t i = 0; i < value.boundArgs.size(); ++i)
+      all.push_back(Arg{value.boundArgTypes[i], value.boundArgs[i],
+                        value.boundArgs[i] ? value.boundArgs[i]->range() : range});
+    for (Arg &a : args)
+      all.push_back(std::move(a));
+    return checkBuiltinCall(value.builtin, std::move(all), range);
+  }
+  case BlockValue::Kind::Compose: {
+    TypeRef middle = applyValue(*value.first, std::move(args), range);
+    if (middle->isError())
+      return middle;
+    return applyValue(*value.second, {Arg{middle, nullptr, range}}, range);
+  }
+  case BlockValue::Kind::Accessor: {
+    auto adapted = adaptArity(std::move(args), 1, range, "an accessor");
+    if (!adapted)
+      return types::errorType();
+    return checkMember((*adapted)[0].type, value.selector, value.source->range());
+  }
+  case BlockValue::Kind::Lambda: {
+    const LambdaExpr &lambda = *value.lambda;
+    auto adapted = adaptArity(std::move(args), lambda.params.size(), range, "the lambda");
+    if (!adapted)
+      return types::errorType();
+    for (size_t i = 0; i < adapted->size(); ++i)
+      bindPattern(*lambda.params[i], (*adapted)[i].type);
+    return check(*lambda.body);
+  }
+  }
+  return types::errorType();
+}
+
+TypeRef TypeChecker::checkIndex(const IndexExpr &index) {
+  TypeRef base = check(*index.base);
+  TypeRef at = check(*index.index);
+  if (anyError({base, at}))
+    return types::errorType();
+  if (at->kind != TypeKind::Int) {
+    if (at->isTensor())
+      structuralError(index.index->range(), "an index", at);
+    else
+      diag_.error(index.index->range()) << "an index is an int, found " << toString(at);
+    return types::errorType();
+  }
+  if (base->kind == TypeKind::List)
+    return base->element0();
+  if (!base->isTensor() || base->shape.empty()) {
+    diag_.error(index.base->range()) << "indexing needs a list or a tensor of rank 1 or more, "
+                                        "found "
+                                     << toString(base);
+    return types::errorType();
+  }
+  if (auto v = consts_.evaluate(*index.index, nullptr)) {
+    if (v->intValue < 0 || v->intValue >= base->shape.back()) {
+      diag_.error(index.index->range()) << "index " << v->intValue << " is out of range for "
+                                        << toString(base);
+      return types::errorType();
+    }
+  }
+  std::vector<int64_t> shape(base->shape.begin(), base->shape.end() - 1);
+  return types::tensor(base->element, shape);
+}
+
+TypeRef TypeChecker::checkSlice(const SliceExpr &slice) {
+  TypeRef base = check(*slice.base);
+  if (base->isError())
+    return base;
+  if (base->kind == TypeKind::List) {
+    for (const ExprPtr *bound : {&slice.lo, &slice.hi}) {
+      if (!*bound)
+        continue;
+      TypeRef t = check(**bound);
+      if (t->isTensor())
+        structuralError((*bound)->range(), "a list slice bound", t);
+      else if (!t->isError() && t->kind != TypeKind::Int)
+        diag_.error((*bound)->range()) << "a slice bound is an int, found " << toString(t);
+    }
+    return base;
+  }
+  if (!base->isTensor() || base->shape.empty()) {
+    diag_.error(slice.base->range()) << "slicing needs a list or a tensor of rank 1 or more, "
+                                        "found "
+                                     << toString(base);
+    return types::errorType();
+  }
+  long long n = base->shape.back(), lo = 0, hi = n;
+  for (auto [bound, slot] : {std::pair{&slice.lo, &lo}, std::pair{&slice.hi, &hi}}) {
+    if (!*bound)
+      continue;
+    check(**bound);
+    auto v = consts_.evaluate(**bound, &diag_);
+    if (!v)
+      return types::errorType();
+    if (!v->isInt) {
+      diag_.error((*bound)->range()) << "a tensor slice bound is a constant int, found "
+                                     << v->toString();
+      return types::errorType();
+    }
+    *slot = v->intValue;
+  }
+  if (lo < 0 || hi > n || lo >= hi) {
+    diag_.error(slice.range()) << "slice [" << lo << ":" << hi << "] is out of range for "
+                               << toString(base);
+    return types::errorType();
+  }
+  std::vector<int64_t> shape = base->shape;
+  shape.back() = hi - lo;
+  return types::tensor(base->element, shape);
+}
+
+TypeRef TypeChecker::checkNeg(const NegExpr &neg) {
+  TypeRef t = check(*neg.operand);
+  if (t->isError() || t->isHostNumber() || t->isTensor())
+    return t;
+  diag_.error(neg.range()) << "'-' needs a number or a tensor, found " << toString(t);
+  return types::errorType();
+}
+
+TypeRef TypeChecker::checkBinary(const BinaryExpr &binary) {
+  TypeRef lhs = check(*binary.lhs);
+  TypeRef rhs = check(*binary.rhs);
+  if (anyError({lhs, rhs}))
+    return types::errorType();
+  BinaryOp op = binary.op;
+  bool comparison = op >= BinaryOp::Eq;
+  auto mismatch = [&]() {
+    diag_.error(binary.range()) << "operator '" << spelling(op) << "' cannot combine "
+                                << toString(lhs) << " and " << toString(rhs);
+    return types::errorType();
+  };
+  if (!lhs->isTensor() && !rhs->isTensor()) { // host arithmetic at unfold time
+    if (lhs->isHostNumber() && rhs->isHostNumber() && op != BinaryOp::MatMul) {
+      if (comparison)
+        return types::boolType();
+      bool isFloat = lhs->kind == TypeKind::Float || rhs->kind == TypeKind::Float;
+      return isFloat ? types::floatType() : types::intType();
+    }
+    if ((op == BinaryOp::Eq || op == BinaryOp::Ne) && sameType(lhs, rhs) &&
+        (lhs->kind == TypeKind::Bool || lhs->kind == TypeKind::String))
+      return types::boolType();
+    return mismatch();
+  }
+  // Tensor arithmetic: lift a host number to a scalar of the other side's element type.
+  auto lift = [](const TypeRef &t, const TypeRef &other) -> TypeRef {
+    if (!t->isHostNumber())
+      return t;
+    if (t->kind == TypeKind::Float && other->element == ElementType::I32)
+      return nullptr;
+    return types::tensor(other->element, {});
+  };
+  TypeRef a = lhs->isTensor() ? lhs : lift(lhs, rhs);
+  TypeRef b = rhs->isTensor() ? rhs : lift(rhs, lhs);
+  if (!a || !b || !a->isTensor() || !b->isTensor())
+    return mismatch();
+  if (a->element != b->element) {
+    diag_.error(binary.range()) << "operator '" << spelling(op) << "' needs one element type, "
+                                << "found " << toString(a) << " and " << toString(b);
+    return types::errorType();
+  }
+  if (op == BinaryOp::MatMul) {
+    const auto &x = a->shape, &y = b->shape;
+    bool vecMat = x.size() == 1 && y.size() == 2 && x[0] == y[0];
+    bool matMat = x.size() == 2 && y.size() == 2 && x[1] == y[0];
+    if (!vecMat && !matMat) {
+      diag_.error(binary.range()) << "'@' needs a vector [n] @ matrix [n, m] or matrix [a, n] @ "
+                                  << "matrix [n, b], found " << toString(a) << " @ "
+                                  << toString(b);
+      return types::errorType();
+    }
+    return types::tensor(a->element, vecMat ? std::vector<int64_t>{y[1]}
+                                            : std::vector<int64_t>{x[0], y[1]});
+  }
+  std::vector<int64_t> shape;
+  if (a->shape == b->shape || b->shape.empty())
+    shape = a->shape;
+  else if (a->shape.empty())
+    shape = b->shape;
+  else {
+    diag_.error(binary.range()) << "operator '" << spelling(op) << "' needs equal shapes or a "
+                                << "scalar, found " << toString(a) << " and " << toString(b);
+    return types::errorType();
+  }
+  if (comparison) // element-wise 0/1
+    return types::f32(shape);
+  return types::tensor(a->element, shape);
+}
+
+TypeRef TypeChecker::checkPipe(const PipeExpr &pipe) {
+  TypeRef lhs = check(*pipe.lhs);
+  TypeRef rhs = check(*pipe.rhs);
+  if (anyError({lhs, rhs}))
+    return types::errorType();
+  if (rhs->kind != TypeKind::Block) {
+    diag_.error(pipe.rhs->range()) << "the right side of '>>' must be a block, found "
+                                   << toString(rhs);
+    return types::errorType();
+  }
+  if (lhs->kind != TypeKind::Block) // application: x >> f is f(x)
+    return apply(rhs, {Arg{lhs, pipe.lhs.get(), pipe.lhs->range()}}, pipe.range());
+  auto value = std::make_shared<BlockValue>(); // composition of two blocks
+  value->kind = BlockValue::Kind::Compose;
+  value->first = lhs->block;
+  value->second = rhs->block;
+  value->source = &pipe;
+  return makeBlock(value, nullptr);
+}
+
+TypeRef TypeChecker::checkList(const ListExpr &list) {
+  if (list.elements.empty()) {
+    diag_.error(list.range()) << "cannot infer the element type of an empty list";
+    return types::errorType();
+  }
+  TypeRef element;
+  for (const ExprPtr &e : list.elements) {
+    TypeRef t = check(*e);
+    if (t->isError())
+      return t;
+    if (!element) {
+      element = t;
+    } else if (!sameType(element, t)) {
+      diag_.error(e->range()) << "list elements must have one type: expected "
+                              << toString(element) << ", found " << toString(t);
+      return types::errorType();
+    }
+  }
+  return types::list(element);
+}
+
+TypeRef TypeChecker::unifyBranches(const std::vector<std::pair<TypeRef, SourceRange>> &branches,
+                                   const char *what) {
+  TypeRef result;
+  for (const auto &[type, range] : branches) {
+    if (type->isError())
+      return type;
+    if (!result) {
+      result = type;
+    } else if (!sameType(result, type)) {
+      diag_.error(range) << "the " << what << " give different types: expected "
+                         << toString(result) << ", found " << toString(type);
+      return types::errorType();
+    }
+  }
+  return result ? result : types::errorType();
+}
+
+TypeRef TypeChecker::checkMatch(const MatchExpr &match) {
+  TypeRef scrutinee = check(*match.scrutinee);
+  if (scrutinee->isError())
+    return scrutinee;
+  if (scrutinee->isTensor() || containsTensor(scrutinee)) {
+    structuralError(match.scrutinee->range(), "the value of 'match'", scrutinee);
+    return types::errorType();
+  }
+  bool isOptional = scrutinee->kind == TypeKind::Optional;
+  bool isUnion = scrutinee->kind == TypeKind::Data && !scrutinee->data->isRecord &&
+                 scrutinee->variant < 0;
+  if (!isOptional && !isUnion) {
+    diag_.error(match.scrutinee->range()) << "'match' needs a union or an optional, found "
+                                          << toString(scrutinee);
+    return types::errorType();
+  }
+  std::vector<std::string> ctors;
+  if (isOptional)
+    ctors = {"Some", "None"};
+  else
+    for (const VariantDecl &v : scrutinee->data->variants)
+      ctors.push_back(v.name);
+  std::map<std::string, SourceRange> seen;
+  bool hasDefault = false;
+  std::vector<std::pair<TypeRef, SourceRange>> branches;
+  for (const MatchArm &arm : match.arms) {
+    if (arm.isDefault()) {
+      hasDefault = true;
+    } else {
+      auto pos = std::find(ctors.begin(), ctors.end(), arm.ctor);
+      if (pos == ctors.end()) {
+        diag_.error(arm.patternRange) << "'" << arm.ctor << "' is not a variant of "
+                                      << toString(scrutinee);
+        if (isUnion)
+          diag_.note(scrutinee->data->nameRange) << "'" << scrutinee->data->name
+                                                 << "' is declared here";
+        return types::errorType();
+      }
+      if (auto [it, inserted] = seen.emplace(arm.ctor, arm.patternRange); !inserted) {
+        diag_.error(arm.patternRange) << "'" << arm.ctor << "' is matched twice";
+        diag_.note(it->second) << "first matched here";
+      }
+      if (!arm.binder.empty()) {
+        if (isOptional && arm.ctor == "None") {
+          diag_.error(arm.patternRange) << "'None' carries no value to bind";
+        } else {
+          int variant = int(pos - ctors.begin());
+          program_.bindingTypes[&arm] =
+              isOptional ? scrutinee->element0() : types::data(scrutinee->data, variant);
+        }
+      }
+    }
+    branches.emplace_back(check(*arm.body), arm.body->range());
+  }
+  if (!hasDefault) {
+    std::string missing;
+    for (const std::string &c : ctors)
+      if (!seen.count(c))
+        missing += (missing.empty() ? "'" : ", '") + c + "'";
+    if (!missing.empty()) {
+      diag_.error(match.range()) << "'match' does not cover " << missing
+                                 << "; add those arms or '_'";
+      return types::errorType();
+    }
+  }
+  return unifyBranches(branches, "arms of 'match'");
+}
+
+TypeRef TypeChecker::checkIf(const IfExpr &ifExpr) {
+  TypeRef cond = check(*ifExpr.cond);
+  if (cond->isTensor()) {
+    structuralError(ifExpr.cond->range(), "the condition of 'if'", cond);
+    return types::errorType();
+  }
+  if (!cond->isError() && cond->kind != TypeKind::Bool) {
+    diag_.error(ifExpr.cond->range()) << "the condition of 'if' is a bool, found "
+                                      << toString(cond);
+    return types::errorType();
+  }
+  TypeRef thenType = check(*ifExpr.thenExpr);
+  TypeRef elseType = check(*ifExpr.elseExpr);
+  if (cond->isError())
+    return cond;
+  return unifyBranches({{thenType, ifExpr.thenExpr->range()}, {elseType, ifExpr.elseExpr->range()}},
+                       "branches of 'if'");
+}
+
+} // namespace foldc

@@ -1,0 +1,112 @@
+// The type checker's internal interface, shared by its three source files:
+// TypeCheckDecls.cpp (declarations, statements), TypeCheckExprs.cpp
+// (expressions, blocks) and TypeCheckBuiltins.cpp (builtins, combinators).
+#pragma once
+
+#include "passes/TypeCheck.h"
+
+#include <map>
+#include <optional>
+#include <set>
+
+namespace foldc {
+
+class TypeChecker {
+public:
+  TypeChecker(TypedProgram &program, DiagnosticEngine &diag);
+  void run();
+
+  /// An argument as checked: its type, and its expression when it has one
+  /// (combinators apply blocks to element types that have no expression).
+  struct Arg {
+    TypeRef type;
+    const Expr *expr = nullptr;
+    SourceRange range;
+  };
+
+private:
+  // --- declarations and statements (TypeCheckDecls.cpp)
+  TypeRef resolveType(const TypeExpr &type);
+  TypeRef fieldType(const FieldDecl &field);
+  TypeRef signatureOf(const FunctionDecl &fn, SourceRange use);
+  void checkFunction(const FunctionDecl &fn);
+  void checkLayer(const LayerDecl &layer);
+  ParamInfo checkParam(const ParamDecl &param);
+  struct FunctionContext {
+    const FunctionDecl *fn;
+    TypeRef declaredResult; ///< null when not written
+    TypeRef result;         ///< what `return` gave
+  };
+  void checkStmt(const Stmt &stmt, FunctionContext &context, bool isLast);
+  void bindPattern(const Pattern &pattern, const TypeRef &type);
+  void checkRecursion();
+
+  // --- expressions and blocks (TypeCheckExprs.cpp)
+public:
+  TypeRef check(const Expr &expr);
+private:
+  TypeRef checkUncached(const Expr &expr);
+  TypeRef checkName(const NameExpr &name);
+  TypeRef checkMember(const TypeRef &base, const Selector &selector, SourceRange range);
+  TypeRef checkCall(const CallExpr &call);
+  TypeRef checkIndex(const IndexExpr &index);
+  TypeRef checkSlice(const SliceExpr &slice);
+  TypeRef checkNeg(const NegExpr &neg);
+  TypeRef checkBinary(const BinaryExpr &binary);
+  TypeRef checkPipe(const PipeExpr &pipe);
+  TypeRef checkList(const ListExpr &list);
+  TypeRef checkMatch(const MatchExpr &match);
+  TypeRef checkIf(const IfExpr &ifExpr);
+  TypeRef unifyBranches(const std::vector<std::pair<TypeRef, SourceRange>> &branches,
+                        const char *what);
+
+public:
+  TypeRef makeBlock(std::shared_ptr<BlockValue> value, TypeRef signature);
+  /// Applies a block-typed value to arguments; reports when it is not a block.
+  TypeRef apply(const TypeRef &block, std::vector<Arg> args, SourceRange range);
+  TypeRef applyValue(const BlockValue &value, std::vector<Arg> args, SourceRange range);
+  /// Checks `args` against a known signature, adapting between one tuple
+  /// argument and several arguments; lifts host numbers to scalar tensors.
+  TypeRef applySignature(const TypeRef &signature, std::vector<Arg> args, SourceRange range,
+                         const std::string &what);
+  /// Matches n arguments to `arity` parameters (packing or unpacking a tuple).
+  std::optional<std::vector<Arg>> adaptArity(std::vector<Arg> args, size_t arity,
+                                             SourceRange range, const std::string &what);
+  /// True when `actual` can be passed where `expected` is wanted (equal, or a
+  /// host number lifted to a scalar tensor). Reports otherwise.
+  bool expectType(const TypeRef &expected, const Arg &actual, const std::string &context = "");
+  bool accepts(const TypeRef &expected, const TypeRef &actual) const;
+  void structuralError(SourceRange range, const std::string &what, const TypeRef &found);
+
+  // --- builtins (TypeCheckBuiltins.cpp)
+  TypeRef checkBuiltinCall(const std::string &name, std::vector<Arg> args, SourceRange range);
+private:
+  TypeRef checkCombinator(const std::string &name, std::vector<Arg> &args, SourceRange range);
+  TypeRef checkReduction(const std::string &name, const Arg &arg);
+  TypeRef checkLoss(const std::string &name, std::vector<Arg> &args, SourceRange range);
+  std::optional<TypeRef> asTensor(const Arg &arg, const char *what, bool requireFloat = true);
+  std::optional<long long> constInt(const Arg &arg, const char *what);
+  std::optional<TypeRef> listElement(const Arg &arg, const std::string &what);
+  bool expectArgCount(const std::string &name, const std::vector<Arg> &args, size_t min,
+                      size_t max, SourceRange range);
+
+  TypedProgram &program_;
+  const ResolvedNames &names_;
+  const ConstTable &consts_;
+  DiagnosticEngine &diag_;
+
+  enum class State { Unchecked, InProgress, Done };
+  std::map<const FunctionDecl *, State> fnState_;
+  std::unordered_map<const FieldDecl *, TypeRef> fieldTypes_;
+  std::vector<const FunctionDecl *> fnStack_;
+  /// A call from one def to another, for the recursion rule.
+  struct CallEdge {
+    const FunctionDecl *caller, *callee;
+    SourceRange range;
+    bool passesHostData;
+  };
+  std::vector<CallEdge> calls_;
+  bool inLayerDecl_ = false;
+};
+
+} // namespace foldc

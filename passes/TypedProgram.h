@@ -1,0 +1,84 @@
+// The result of semantic analysis: side tables over the (unchanged) AST.
+#pragma once
+
+#include "passes/ConstEval.h"
+#include "passes/NameResolution.h"
+#include "passes/Type.h"
+
+#include <memory>
+#include <unordered_map>
+#include <vector>
+
+namespace foldc {
+
+/// How a block value is applied: what a call or a combinator argument runs.
+struct BlockValue {
+  enum class Kind {
+    Def,      ///< a def by name
+    Layer,    ///< a layer by name
+    Builtin,  ///< a builtin function by name (`tanh`, `map(words)` is Partial)
+    Lambda,   ///< `|x| ...`
+    Accessor, ///< `.f` / `.0`
+    Partial,  ///< a combinator without its data argument: `map(words)`
+    Compose,  ///< `f >> g` of two blocks
+    Typed,    ///< a def parameter of block type: only its signature is known
+  };
+  Kind kind;
+  const FunctionDecl *def = nullptr;
+  const LayerDecl *layer = nullptr;
+  std::string builtin;                    ///< Builtin, Partial
+  const LambdaExpr *lambda = nullptr;
+  const Expr *source = nullptr;           ///< the expression that made this value
+  Selector selector;                      ///< Accessor
+  std::vector<TypeRef> boundArgTypes;     ///< Partial: the arguments given
+  std::vector<const Expr *> boundArgs;
+  std::shared_ptr<const BlockValue> first, second; ///< Compose: first, then second
+  TypeRef signature;                      ///< Typed
+};
+
+enum class LayerKind { FullyConnected, Embedding, LSTM, GRU };
+enum class Activation { None, Tanh, ReLU, Sigmoid };
+
+/// A layer's kind, sizes, and the parameters it owns (named `LAYER.W` etc.).
+struct LayerInfo {
+  LayerKind kind;
+  long long in = 0, out = 0; ///< fc/lstm/gru: in -> out; embedding: rows, width
+  Activation activation = Activation::None;
+  TypeRef blockType;         ///< e.g. (f32[300]) -> f32[150]
+  struct Param {
+    std::string name;        ///< "W", "b", "E", "U"
+    std::vector<int64_t> shape;
+  };
+  std::vector<Param> params;
+};
+
+enum class InitKind { Zeros, Ones, Uniform, Normal, Glorot, Constant };
+
+/// A param's type and initialiser (defaulted by rank when not written).
+struct ParamInfo {
+  TypeRef type;
+  InitKind init = InitKind::Glorot;
+  double a = 0, b = 0;       ///< uniform(a, b), normal(a), constant(a)
+};
+
+/// Everything semantic analysis learned. Keys are AST nodes; nothing in the
+/// AST is modified.
+struct TypedProgram {
+  const Module *module = nullptr;
+  std::unique_ptr<ResolvedNames> names;
+  std::unique_ptr<ConstTable> consts;
+  std::unordered_map<const Expr *, TypeRef> exprTypes;
+  /// Binding sites (NamePattern*, Parameter*, MatchArm*, ParamDecl*) -> type.
+  std::unordered_map<const void *, TypeRef> bindingTypes;
+  /// Every def and the model: `(params) -> result` (the model's result is `()`).
+  std::unordered_map<const FunctionDecl *, TypeRef> signatures;
+  std::unordered_map<const LayerDecl *, LayerInfo> layers;
+  std::unordered_map<const ParamDecl *, ParamInfo> params;
+
+  TypeRef typeOf(const Expr &expr) const {
+    auto it = exprTypes.find(&expr);
+    return it == exprTypes.end() ? types::errorType() : it->second;
+  }
+};
+
+} // namespace foldc

@@ -1,0 +1,80 @@
+// Printing a typed program in the language's own type syntax.
+#include "passes/TypesPrinter.h"
+
+#include "frontend/ASTPrinter.h"
+
+namespace foldc {
+
+namespace {
+
+const char *initName(InitKind kind) {
+  switch (kind) {
+  case InitKind::Zeros: return "zeros";
+  case InitKind::Ones: return "ones";
+  case InitKind::Uniform: return "uniform";
+  case InitKind::Normal: return "normal";
+  case InitKind::Glorot: return "glorot";
+  case InitKind::Constant: return "constant";
+  }
+  return "?";
+}
+
+void printParam(const TypedProgram &program, const ParamDecl &param, std::ostream &out) {
+  auto it = program.params.find(&param);
+  if (it == program.params.end())
+    return;
+  const ParamInfo &info = it->second;
+  out << "param " << param.name << ": " << toString(info.type) << " = " << initName(info.init);
+  if (info.init == InitKind::Uniform)
+    out << '(' << info.a << ", " << info.b << ')';
+  else if (info.init == InitKind::Normal || info.init == InitKind::Constant)
+    out << '(' << info.a << ')';
+  out << '\n';
+}
+
+std::string signatureText(const TypeRef &signature) {
+  std::string params;
+  for (size_t i = 0; i < signature->params.size(); ++i)
+    params += (i ? ", " : "") + toString(signature->params[i]);
+  return "(" + params + ") -> " + toString(signature->result);
+}
+
+} // namespace
+
+void printTypes(const TypedProgram &program, std::ostream &out) {
+  for (const DeclPtr &decl : program.module->decls) {
+    if (auto *c = dyn_cast<ConstDecl>(decl.get())) {
+      auto it = program.consts->values().find(c);
+      if (it != program.consts->values().end())
+        out << "const " << c->name << ": " << (it->second.isInt ? "int" : "float") << " = "
+            << it->second.toString() << '\n';
+    } else if (auto *p = dyn_cast<GlobalParamDecl>(decl.get())) {
+      printParam(program, p->param, out);
+    } else if (auto *l = dyn_cast<LayerDecl>(decl.get())) {
+      auto it = program.layers.find(l);
+      if (it != program.layers.end())
+        out << "layer " << l->name << ": " << signatureText(it->second.blockType) << '\n';
+    } else if (auto *fn = dyn_cast<FunctionDecl>(decl.get())) {
+      auto it = program.signatures.find(fn);
+      if (it == program.signatures.end())
+        continue;
+      if (fn->isModel()) {
+        std::string params;
+        for (size_t i = 0; i < it->second->params.size(); ++i)
+          params += (i ? ", " : "") + toString(it->second->params[i]);
+        out << "model " << fn->name << ": (" << params << ")\n";
+      } else {
+        out << "def " << fn->name << ": " << signatureText(it->second) << '\n';
+      }
+      for (const StmtPtr &s : fn->body) {
+        if (auto *let = dyn_cast<LetStmt>(s.get()))
+          out << "  let " << toSource(*let->pattern) << ": "
+              << toString(program.typeOf(*let->value)) << '\n';
+        else if (auto *ps = dyn_cast<ParamStmt>(s.get()))
+          printParam(program, ps->param, out << "  ");
+      }
+    }
+  }
+}
+
+} // namespace foldc
