@@ -89,7 +89,7 @@ private:
       resolveParam(static_cast<const GlobalParamDecl &>(decl).param);
       return;
     case DeclKind::Layer:
-      resolveExpr(*static_cast<const LayerDecl &>(decl).constructor);
+      resolveLayerConstructor(*static_cast<const LayerDecl &>(decl).constructor);
       return;
     case DeclKind::Def:
     case DeclKind::Model:
@@ -288,6 +288,18 @@ private:
     default: // literals and accessor blocks name nothing
       return;
     }
+  }
+
+  /// The constructor's name (`fc`) is checked with the layer; only its
+  /// arguments can name consts.
+  void resolveLayerConstructor(const Expr &constructor) {
+    auto *call = dyn_cast<CallExpr>(&constructor);
+    if (!call || !isa<NameExpr>(call->callee.get())) {
+      resolveExpr(constructor);
+      return;
+    }
+    for (const Argument &a : call->args)
+      resolveArgument(a);
   }
 
   /// `act: none` names an activation, not a value: it is checked with the layer.

@@ -33,6 +33,15 @@ void TypeChecker::run() {
 
 //===------------------------------------------------------------- types
 TypeRef TypeChecker::resolveType(const TypeExpr &type) {
+  // Memoised so that a type written once is reported once, however often read.
+  if (auto it = resolvedTypes_.find(&type); it != resolvedTypes_.end())
+    return it->second;
+  TypeRef resolved = resolveTypeUncached(type);
+  resolvedTypes_[&type] = resolved;
+  return resolved;
+}
+
+TypeRef TypeChecker::resolveTypeUncached(const TypeExpr &type) {
   switch (type.kind()) {
   case TypeExprKind::HostScalar:
     switch (static_cast<const HostScalarTypeExpr &>(type).scalar) {
@@ -230,10 +239,6 @@ void TypeChecker::checkLayer(const LayerDecl &layer) {
 TypeRef TypeChecker::signatureOf(const FunctionDecl &fn, SourceRange use) {
   if (auto it = program_.signatures.find(&fn); it != program_.signatures.end())
     return it->second;
-  if (fn.isModel()) {
-    diag_.error(use) << "a model is the entry point and cannot be called";
-    return types::errorType();
-  }
   if (!fn.result) {
     if (fnState_[&fn] == State::InProgress) {
       diag_.error(use) << "recursive def '" << fn.name << "' needs its result type written";

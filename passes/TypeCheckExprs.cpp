@@ -122,8 +122,10 @@ TypeRef TypeChecker::checkName(const NameExpr &name) {
     value->layer = layer;
     return makeBlock(value, li->second.blockType);
   }
-  case Symbol::Kind::Def:
-  case Symbol::Kind::Model: {
+  case Symbol::Kind::Model:
+    diag_.error(name.range()) << "a model is the entry point and cannot be called";
+    return types::errorType();
+  case Symbol::Kind::Def: {
     auto *fn = static_cast<const FunctionDecl *>(symbol.decl);
     TypeRef signature = signatureOf(*fn, name.range());
     if (signature->isError())

@@ -27,6 +27,7 @@ public:
 private:
   // --- declarations and statements (TypeCheckDecls.cpp)
   TypeRef resolveType(const TypeExpr &type);
+  TypeRef resolveTypeUncached(const TypeExpr &type);
   TypeRef fieldType(const FieldDecl &field);
   TypeRef signatureOf(const FunctionDecl &fn, SourceRange use);
   void checkFunction(const FunctionDecl &fn);
@@ -98,6 +99,7 @@ private:
   enum class State { Unchecked, InProgress, Done };
   std::map<const FunctionDecl *, State> fnState_;
   std::unordered_map<const FieldDecl *, TypeRef> fieldTypes_;
+  std::unordered_map<const TypeExpr *, TypeRef> resolvedTypes_; ///< each written type once
   std::vector<const FunctionDecl *> fnStack_;
   /// A call from one def to another, for the recursion rule.
   struct CallEdge {
