@@ -1,0 +1,183 @@
+// Forward and backward execution over a schedule.
+#include "runtime/Executor.h"
+
+#include <chrono>
+
+namespace foldc::rt {
+
+namespace {
+using Clock = std::chrono::steady_clock;
+double secondsSince(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+} // namespace
+
+size_t Executor::offsetOf(ValueRef ref) const {
+  int32_t b = schedule_.batchOf[ref.instance];
+  int width = graph_->instance(ref.instance).kernel->signature().outWidths[ref.output];
+  return outOffset_[b][ref.output] + size_t(schedule_.rowOf[ref.instance]) * width;
+}
+
+std::span<const float> Executor::value(ValueRef ref) const {
+  int width = graph_->instance(ref.instance).kernel->signature().outWidths[ref.output];
+  return {values_.data() + offsetOf(ref), size_t(width)};
+}
+
+std::span<const float> Executor::gradient(ValueRef ref) const {
+  int width = graph_->instance(ref.instance).kernel->signature().outWidths[ref.output];
+  return {grads_.data() + offsetOf(ref), size_t(width)};
+}
+
+void Executor::gatherArgs(const Batch &batch, std::vector<const float *> &args) {
+  const auto &widths = batch.kernel->signature().argWidths;
+  args.resize(widths.size());
+  if (scratch_.size() < widths.size())
+    scratch_.resize(widths.size());
+  size_t rows = batch.instances.size();
+  for (size_t i = 0; i < widths.size(); ++i) {
+    ValueRef first = graph_->args(batch.instances[0])[i];
+    int32_t firstBatch = schedule_.batchOf[first.instance];
+    int32_t firstRow = schedule_.rowOf[first.instance];
+    bool inPlace = true;
+    for (size_t r = 1; r < rows && inPlace; ++r) {
+      ValueRef a = graph_->args(batch.instances[r])[i];
+      inPlace = a.output == first.output && schedule_.batchOf[a.instance] == firstBatch &&
+                schedule_.rowOf[a.instance] == firstRow + int32_t(r);
+    }
+    if (inPlace) {
+      args[i] = values_.data() + offsetOf(first);
+      continue;
+    }
+    std::vector<float> &buffer = scratch_[i];
+    size_t width = size_t(widths[i]);
+    buffer.resize(rows * width);
+    for (size_t r = 0; r < rows; ++r) {
+      const float *src = values_.data() + offsetOf(graph_->args(batch.instances[r])[i]);
+      std::copy(src, src + width, buffer.data() + r * width);
+    }
+    args[i] = buffer.data();
+  }
+}
+
+void Executor::gatherHost(const Batch &batch) {
+  const Kernel::Signature &sig = batch.kernel->signature();
+  hostInts_.clear();
+  hostFloats_.clear();
+  keys_.clear();
+  for (int32_t id : batch.instances) {
+    hostInts_.insert(hostInts_.end(), graph_->ints(id), graph_->ints(id) + sig.hostInts);
+    hostFloats_.insert(hostFloats_.end(), graph_->floats(id), graph_->floats(id) + sig.hostFloats);
+    keys_.push_back(graph_->instance(id).key);
+  }
+}
+
+void Executor::forward(const BatchGraph &graph, const ExecOptions &options) {
+  graph_ = &graph;
+  options_ = options;
+  context_ = ExecContext{&params_, options.training, options.seed};
+  stats_ = ExecStats{};
+  auto start = Clock::now();
+  schedule_ = options.batching ? scheduleByDepth(graph) : scheduleUnbatched(graph);
+  stats_.schedule = secondsSince(start);
+  stats_.batches = schedule_.batches.size();
+  stats_.instances = graph.size();
+
+  start = Clock::now();
+  outOffset_.assign(schedule_.batches.size(), {});
+  size_t total = 0;
+  for (size_t b = 0; b < schedule_.batches.size(); ++b) {
+    const Batch &batch = schedule_.batches[b];
+    for (int width : batch.kernel->signature().outWidths) {
+      outOffset_[b].push_back(total);
+      total += batch.instances.size() * size_t(width);
+    }
+  }
+  values_.resize(total);
+  std::vector<const float *> args;
+  std::vector<float *> outs;
+  for (size_t b = 0; b < schedule_.batches.size(); ++b) {
+    const Batch &batch = schedule_.batches[b];
+    auto gatherStart = Clock::now();
+    gatherArgs(batch, args);
+    gatherHost(batch);
+    stats_.gather += secondsSince(gatherStart);
+    outs.clear();
+    for (size_t offset : outOffset_[b])
+      outs.push_back(values_.data() + offset);
+    ForwardCall call;
+    call.rows = int(batch.instances.size());
+    call.args = args;
+    call.outs = outs;
+    call.hostInts = hostInts_.data();
+    call.hostFloats = hostFloats_.data();
+    call.instanceKeys = keys_.data();
+    call.ctx = &context_;
+    batch.kernel->forward(call);
+  }
+  objective_ = 0;
+  for (ValueRef loss : graph.losses())
+    objective_ += value(loss)[0];
+  objective_ /= std::max(1, graph.exampleCount());
+  metrics_.clear();
+  for (const auto &[metric, ref] : graph.metrics()) {
+    if (size_t(metric) >= metrics_.size())
+      metrics_.resize(size_t(metric) + 1);
+    metrics_[size_t(metric)].first += value(ref)[0];
+    metrics_[size_t(metric)].second += 1;
+  }
+  stats_.forward = secondsSince(start);
+}
+
+void Executor::backward() {
+  auto start = Clock::now();
+  grads_.assign(values_.size(), 0.0f);
+  float seed = 1.0f / float(std::max(1, graph_->exampleCount()));
+  for (ValueRef loss : graph_->losses())
+    grads_[offsetOf(loss)] += seed;
+  std::vector<const float *> args, outGrads;
+  std::vector<float *> outs, argGrads;
+  std::vector<std::vector<float>> argGradBuffers;
+  for (size_t b = schedule_.batches.size(); b-- > 0;) {
+    const Batch &batch = schedule_.batches[b];
+    const Kernel::Signature &sig = batch.kernel->signature();
+    size_t rows = batch.instances.size();
+    gatherArgs(batch, args);
+    gatherHost(batch);
+    outs.clear();
+    outGrads.clear();
+    for (size_t offset : outOffset_[b]) {
+      outs.push_back(values_.data() + offset);
+      outGrads.push_back(grads_.data() + offset);
+    }
+    argGradBuffers.resize(std::max(argGradBuffers.size(), sig.argWidths.size()));
+    argGrads.clear();
+    for (size_t i = 0; i < sig.argWidths.size(); ++i) {
+      argGradBuffers[i].assign(rows * size_t(sig.argWidths[i]), 0.0f);
+      argGrads.push_back(argGradBuffers[i].data());
+    }
+    BackwardCall call;
+    call.rows = int(rows);
+    call.args = args;
+    call.outs = outs;
+    call.hostInts = hostInts_.data();
+    call.hostFloats = hostFloats_.data();
+    call.instanceKeys = keys_.data();
+    call.ctx = &context_;
+    call.outGrads = outGrads;
+    call.argGrads = argGrads;
+    batch.kernel->backward(call);
+    // Scatter: a value used by several instances accumulates every gradient.
+    for (size_t i = 0; i < sig.argWidths.size(); ++i) {
+      size_t width = size_t(sig.argWidths[i]);
+      for (size_t r = 0; r < rows; ++r) {
+        float *dst = grads_.data() + offsetOf(graph_->args(batch.instances[r])[i]);
+        const float *src = argGradBuffers[i].data() + r * width;
+        for (size_t k = 0; k < width; ++k)
+          dst[k] += src[k];
+      }
+    }
+  }
+  stats_.backward = secondsSince(start);
+}
+
+} // namespace foldc::rt

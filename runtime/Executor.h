@@ -1,0 +1,72 @@
+// Execution of a batch graph: forward, backward, losses and metrics.
+#pragma once
+
+#include "runtime/BatchGraph.h"
+#include "runtime/Params.h"
+#include "runtime/Scheduler.h"
+
+#include <span>
+#include <vector>
+
+namespace foldc::rt {
+
+struct ExecOptions {
+  bool batching = true;  ///< false: every instance alone (the test oracle)
+  bool training = false; ///< enables dropout
+  uint64_t seed = 0;     ///< dropout seed
+};
+
+/// Timings of the last forward/backward, in seconds.
+struct ExecStats {
+  double schedule = 0, forward = 0, backward = 0, gather = 0;
+  size_t batches = 0, instances = 0;
+};
+
+/// Runs a BatchGraph: schedules it, gathers each batch's arguments into
+/// contiguous matrices, calls the kernels, and keeps every value (row-major,
+/// one block per batch and result) for the backward pass and for reading.
+class Executor {
+public:
+  explicit Executor(ParamStore &params) : params_(params) {}
+
+  void forward(const BatchGraph &graph, const ExecOptions &options);
+  /// Back-propagates the objective: the sum of every loss divided by the
+  /// number of examples. Accumulates parameter gradients in the ParamStore.
+  void backward();
+
+  /// The value `ref` after forward: its signature width of floats.
+  std::span<const float> value(ValueRef ref) const;
+  /// Gradient of the objective with respect to `ref`, after backward.
+  std::span<const float> gradient(ValueRef ref) const;
+  /// Sum of losses / number of examples.
+  double objective() const { return objective_; }
+  /// Per metric id: (sum, count) of its emissions.
+  const std::vector<std::pair<double, int64_t>> &metrics() const { return metrics_; }
+  const Schedule &schedule() const { return schedule_; }
+  const ExecStats &stats() const { return stats_; }
+
+private:
+  /// Where `ref` lives in the value (and gradient) arena.
+  size_t offsetOf(ValueRef ref) const;
+  /// Pointers to each argument matrix of batch `b`: read in place when the
+  /// rows are already contiguous and in order, else gathered into scratch.
+  void gatherArgs(const Batch &batch, std::vector<const float *> &args);
+  void gatherHost(const Batch &batch);
+
+  ParamStore &params_;
+  const BatchGraph *graph_ = nullptr;
+  ExecOptions options_;
+  ExecContext context_;
+  Schedule schedule_;
+  std::vector<std::vector<size_t>> outOffset_; ///< [batch][output] -> arena offset
+  std::vector<float> values_, grads_;
+  std::vector<std::vector<float>> scratch_;    ///< gathered argument matrices
+  std::vector<int32_t> hostInts_;
+  std::vector<float> hostFloats_;
+  std::vector<uint64_t> keys_;
+  double objective_ = 0;
+  std::vector<std::pair<double, int64_t>> metrics_;
+  ExecStats stats_;
+};
+
+} // namespace foldc::rt

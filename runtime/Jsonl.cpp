@@ -1,0 +1,110 @@
+// JSONL reading with located errors.
+#include "runtime/Jsonl.h"
+
+#include <fstream>
+
+namespace foldc::rt {
+
+using nlohmann::json;
+
+JsonPath JsonPath::field(const std::string &name) const {
+  JsonPath p = *this;
+  p.path_ += (p.path_.empty() ? "" : ".") + name;
+  return p;
+}
+
+JsonPath JsonPath::index(size_t i) const {
+  JsonPath p = *this;
+  p.path_ += "[" + std::to_string(i) + "]";
+  return p;
+}
+
+void JsonPath::fail(const std::string &expected) const {
+  throw DataError(*file_ + ":" + std::to_string(line_) + ": " +
+                  (path_.empty() ? "example" : path_) + ": " + expected);
+}
+
+static std::string found(const json &value) {
+  std::string text = value.dump();
+  if (text.size() > 40)
+    text = text.substr(0, 37) + "...";
+  return "found " + text;
+}
+
+int64_t readInt(const json &value, const JsonPath &at) {
+  if (!value.is_number_integer())
+    at.fail("expected an integer, " + found(value));
+  return value.get<int64_t>();
+}
+
+double readFloat(const json &value, const JsonPath &at) {
+  if (!value.is_number())
+    at.fail("expected a number, " + found(value));
+  return value.get<double>();
+}
+
+bool readBool(const json &value, const JsonPath &at) {
+  if (!value.is_boolean())
+    at.fail("expected true or false, " + found(value));
+  return value.get<bool>();
+}
+
+std::string readString(const json &value, const JsonPath &at) {
+  if (!value.is_string())
+    at.fail("expected a string, " + found(value));
+  return value.get<std::string>();
+}
+
+const json &readArray(const json &value, const JsonPath &at) {
+  if (!value.is_array())
+    at.fail("expected an array, " + found(value));
+  return value;
+}
+
+const json &readRecord(const json &value, const JsonPath &at,
+                       std::initializer_list<const char *> fields) {
+  if (!value.is_object())
+    at.fail("expected an object, " + found(value));
+  for (const char *f : fields)
+    if (!value.contains(f))
+      at.field(f).fail("missing field");
+  for (const auto &[key, v] : value.items()) {
+    bool known = false;
+    for (const char *f : fields)
+      known |= key == f;
+    if (!known)
+      at.field(key).fail("unknown field");
+  }
+  return value;
+}
+
+std::string readVariant(const json &value, const JsonPath &at, const json *&payload) {
+  static const json empty = json::object();
+  if (value.is_string()) {
+    payload = &empty;
+    return value.get<std::string>();
+  }
+  if (!value.is_object() || value.size() != 1)
+    at.fail("expected an object with one key, the variant, " + found(value));
+  payload = &value.begin().value();
+  return value.begin().key();
+}
+
+void forEachJsonLine(const std::string &file,
+                     const std::function<void(const json &, const JsonPath &)> &onLine) {
+  std::ifstream in(file);
+  if (!in)
+    throw DataError(file + ": cannot open for reading");
+  std::string line;
+  for (long number = 1; std::getline(in, line); ++number) {
+    if (line.find_first_not_of(" \t\r") == std::string::npos)
+      continue;
+    json value = json::parse(line, nullptr, /*allow_exceptions=*/false);
+    JsonPath at(file, number);
+    if (value.is_discarded())
+      at.fail("invalid JSON");
+    onLine(value, at);
+  }
+}
+
+} // namespace foldc::rt

@@ -1,0 +1,56 @@
+// JSON Lines input for generated readers: one example per line, and errors
+// as `FILE:LINE: path.to.field: what was expected`.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <functional>
+#include <stdexcept>
+#include <string>
+
+namespace foldc::rt {
+
+/// A bad line of data. what() is `FILE:LINE: path: message`.
+class DataError : public std::runtime_error {
+public:
+  using std::runtime_error::runtime_error;
+};
+
+/// Where a JSON value sits: the file, the line, and the path of fields and
+/// indexes from the example's root (`expr.left.value`, `words[3]`).
+class JsonPath {
+public:
+  JsonPath(const std::string &file, long line) : file_(&file), line_(line) {}
+  JsonPath field(const std::string &name) const;
+  JsonPath index(size_t i) const;
+  /// Throws a DataError at this path.
+  [[noreturn]] void fail(const std::string &expected) const;
+  const std::string &path() const { return path_; }
+
+private:
+  const std::string *file_;
+  long line_;
+  std::string path_;
+};
+
+/// Reads the common JSON shapes, failing with the path on a mismatch.
+int64_t readInt(const nlohmann::json &value, const JsonPath &at);
+double readFloat(const nlohmann::json &value, const JsonPath &at);
+bool readBool(const nlohmann::json &value, const JsonPath &at);
+std::string readString(const nlohmann::json &value, const JsonPath &at);
+/// The array at `at`, or a failure.
+const nlohmann::json &readArray(const nlohmann::json &value, const JsonPath &at);
+/// The object at `at` with exactly `fields` (a missing or unknown field fails).
+const nlohmann::json &readRecord(const nlohmann::json &value, const JsonPath &at,
+                                 std::initializer_list<const char *> fields);
+/// A union value: an object with one key, the variant (or the bare string of
+/// a variant without fields). Returns the variant name; `payload` is its object.
+std::string readVariant(const nlohmann::json &value, const JsonPath &at,
+                        const nlohmann::json *&payload);
+
+/// Calls `onLine(json, path)` for every non-empty line of `file`. Invalid JSON
+/// and errors thrown by `onLine` become DataErrors with FILE:LINE.
+void forEachJsonLine(const std::string &file,
+                     const std::function<void(const nlohmann::json &, const JsonPath &)> &onLine);
+
+} // namespace foldc::rt

@@ -1,0 +1,67 @@
+// The interface between the engine and a batched kernel (generated or hand-written).
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace foldc::rt {
+
+class ParamStore;
+
+/// What a kernel needs besides its rows: parameters, mode and randomness.
+struct ExecContext {
+  ParamStore *params = nullptr;
+  bool training = false;   ///< dropout is active only when training
+  uint64_t seed = 0;       ///< dropout seed of this step
+};
+
+/// The arguments of one batched forward call. Every tensor argument and
+/// result is a row-major matrix of `rows` rows (one per instance) and the
+/// width given by the kernel's signature.
+struct ForwardCall {
+  int rows = 0;
+  std::span<const float *const> args;   ///< rows x argWidths[i]
+  std::span<float *const> outs;         ///< rows x outWidths[j]
+  const int32_t *hostInts = nullptr;    ///< rows x hostInts (word ids, labels)
+  const float *hostFloats = nullptr;    ///< rows x hostFloats (lifted numbers)
+  const uint64_t *instanceKeys = nullptr; ///< rows: identity for dropout masks
+  ExecContext *ctx = nullptr;
+};
+
+/// The arguments of one batched backward call: the forward call's data plus
+/// gradients. `argGrads` arrive zeroed; the kernel writes d(objective)/d(arg)
+/// there (the engine scatters and accumulates them) and accumulates parameter
+/// gradients in the ParamStore.
+struct BackwardCall : ForwardCall {
+  std::span<const float *const> outGrads; ///< rows x outWidths[j]
+  std::span<float *const> argGrads;       ///< rows x argWidths[i]
+};
+
+/// A batchable unit of tensor computation. One Kernel object is one batching
+/// key: all instances of it, whichever example or call site they come from,
+/// may run in one call.
+class Kernel {
+public:
+  struct Signature {
+    std::string name;
+    std::vector<int> argWidths; ///< floats per row of each tensor argument
+    std::vector<int> outWidths; ///< floats per row of each result
+    int hostInts = 0;           ///< host integers per instance
+    int hostFloats = 0;         ///< host floats per instance
+    double flops = 0;           ///< forward FLOPs per instance (for reports)
+  };
+
+  explicit Kernel(Signature signature) : signature_(std::move(signature)) {}
+  virtual ~Kernel() = default;
+  const Signature &signature() const { return signature_; }
+
+  virtual void forward(const ForwardCall &call) const = 0;
+  virtual void backward(const BackwardCall &call) const = 0;
+
+private:
+  Signature signature_;
+};
+
+} // namespace foldc::rt

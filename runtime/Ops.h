@@ -1,0 +1,59 @@
+// Eigen building blocks for batched kernels: row-major views of a batch,
+// activations and their derivatives, softmax cross-entropy.
+#pragma once
+
+#include <Eigen/Dense>
+
+#include <cmath>
+
+namespace foldc::rt {
+
+/// A batch of rows, `Cols` floats each (Eigen::Dynamic when not known).
+template <int Cols = Eigen::Dynamic>
+using Rows = Eigen::Map<Eigen::Matrix<float, Eigen::Dynamic, Cols, Eigen::RowMajor>>;
+template <int Cols = Eigen::Dynamic>
+using ConstRows = Eigen::Map<const Eigen::Matrix<float, Eigen::Dynamic, Cols, Eigen::RowMajor>>;
+/// A parameter matrix `R x C`, row-major as stored.
+template <int R = Eigen::Dynamic, int C = Eigen::Dynamic>
+using ParamMatrix = Eigen::Map<Eigen::Matrix<float, R, C, Eigen::RowMajor>>;
+
+enum class Act { None, Tanh, ReLU, Sigmoid };
+
+inline float sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
+
+/// Applies `act` in place.
+template <typename M> void applyActivation(Act act, M &&m) {
+  switch (act) {
+  case Act::None: break;
+  case Act::Tanh: m = m.array().tanh(); break;
+  case Act::ReLU: m = m.array().max(0.0f); break;
+  case Act::Sigmoid: m = m.unaryExpr([](float v) { return sigmoid(v); }); break;
+  }
+}
+
+/// Multiplies the incoming gradient by act'(z), written with the output y = act(z).
+template <typename G, typename Y> void activationBackward(Act act, G &&grad, const Y &y) {
+  switch (act) {
+  case Act::None: break;
+  case Act::Tanh: grad.array() *= 1.0f - y.array().square(); break;
+  case Act::ReLU: grad.array() *= (y.array() > 0.0f).template cast<float>(); break;
+  case Act::Sigmoid: grad.array() *= y.array() * (1.0f - y.array()); break;
+  }
+}
+
+/// Softmax cross-entropy of one row of logits with an integer label; writes
+/// the softmax to `probs` (for the backward pass: d/dlogits = probs - onehot).
+inline float softmaxXent(const float *logits, int n, int label, float *probs) {
+  float maxLogit = logits[0];
+  for (int k = 1; k < n; ++k)
+    maxLogit = std::max(maxLogit, logits[k]);
+  double sum = 0;
+  for (int k = 0; k < n; ++k)
+    sum += std::exp(double(logits[k] - maxLogit));
+  double logSum = std::log(sum) + maxLogit;
+  for (int k = 0; k < n; ++k)
+    probs[k] = float(std::exp(double(logits[k]) - logSum));
+  return float(logSum - logits[label]);
+}
+
+} // namespace foldc::rt

@@ -1,0 +1,86 @@
+// Parameter storage and initialisation.
+#include "runtime/Params.h"
+
+#include "runtime/Random.h"
+
+#include <cmath>
+#include <functional>
+#include <random>
+#include <stdexcept>
+
+namespace foldc::rt {
+
+int ParamStore::add(std::string name, std::vector<int64_t> shape, InitSpec init,
+                    bool sparseRows) {
+  if (find(name) >= 0)
+    throw std::invalid_argument("parameter '" + name + "' is declared twice");
+  Param p;
+  p.name = std::move(name);
+  p.shape = std::move(shape);
+  p.init = init;
+  int64_t n = 1;
+  for (int64_t d : p.shape)
+    n *= d;
+  p.value.assign(size_t(n), 0.0f);
+  p.grad.assign(size_t(n), 0.0f);
+  p.sparseRows = sparseRows;
+  if (sparseRows)
+    p.rowTouched.assign(size_t(p.rows()), 0);
+  params_.push_back(std::move(p));
+  return int(params_.size() - 1);
+}
+
+int ParamStore::find(const std::string &name) const {
+  for (size_t i = 0; i < params_.size(); ++i)
+    if (params_[i].name == name)
+      return int(i);
+  return -1;
+}
+
+void ParamStore::initialize(uint64_t seed) {
+  for (Param &p : params_) {
+    std::mt19937_64 gen(mix64(seed ^ std::hash<std::string>{}(p.name)));
+    const InitSpec &init = p.init;
+    auto fillUniform = [&](double lo, double hi) {
+      std::uniform_real_distribution<double> dist(lo, hi);
+      for (float &v : p.value)
+        v = float(dist(gen));
+    };
+    switch (init.kind) {
+    case InitKind::Zeros: std::fill(p.value.begin(), p.value.end(), 0.0f); break;
+    case InitKind::Ones: std::fill(p.value.begin(), p.value.end(), 1.0f); break;
+    case InitKind::Constant: std::fill(p.value.begin(), p.value.end(), float(init.a)); break;
+    case InitKind::Uniform: fillUniform(init.a, init.b); break;
+    case InitKind::Normal: {
+      std::normal_distribution<double> dist(0.0, init.a);
+      for (float &v : p.value)
+        v = float(dist(gen));
+      break;
+    }
+    case InitKind::Glorot: {
+      double fanOut = double(p.rowWidth());
+      double fanIn = double(p.size()) / fanOut;
+      double limit = std::sqrt(6.0 / (fanIn + fanOut));
+      fillUniform(-limit, limit);
+      break;
+    }
+    }
+  }
+}
+
+void ParamStore::zeroGrads() {
+  for (Param &p : params_) {
+    if (!p.sparseRows) {
+      std::fill(p.grad.begin(), p.grad.end(), 0.0f);
+      continue;
+    }
+    int64_t w = p.rowWidth();
+    for (int32_t r : p.touchedRows) {
+      std::fill(p.grad.begin() + r * w, p.grad.begin() + (r + 1) * w, 0.0f);
+      p.rowTouched[r] = 0;
+    }
+    p.touchedRows.clear();
+  }
+}
+
+} // namespace foldc::rt

@@ -1,0 +1,65 @@
+// Parameters: named tensors with gradients, initialisers reproducible from a seed.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace foldc::rt {
+
+enum class InitKind { Zeros, Ones, Uniform, Normal, Glorot, Constant };
+
+/// An initialiser: uniform(a, b), normal(std = a), constant(a); glorot is
+/// uniform(-l, l) with l = sqrt(6 / (fan_in + fan_out)), fan_in the product of
+/// all dims but the last, fan_out the last.
+struct InitSpec {
+  InitKind kind = InitKind::Zeros;
+  double a = 0, b = 0;
+};
+
+struct Param {
+  std::string name;
+  std::vector<int64_t> shape;
+  InitSpec init;
+  std::vector<float> value, grad;
+  /// Embedding tables: gradients (and optimizer updates) touch only the rows
+  /// that were used, listed in `touchedRows`.
+  bool sparseRows = false;
+  std::vector<int32_t> touchedRows;
+  std::vector<uint8_t> rowTouched;
+
+  int64_t size() const { return int64_t(value.size()); }
+  int64_t rowWidth() const { return shape.empty() ? 1 : shape.back(); }
+  int64_t rows() const { return size() / rowWidth(); }
+  /// Marks row `r` as having a gradient this step.
+  void touchRow(int32_t r) {
+    if (!rowTouched[r]) {
+      rowTouched[r] = 1;
+      touchedRows.push_back(r);
+    }
+  }
+};
+
+/// Owns every parameter of a model, addressed by a dense id.
+class ParamStore {
+public:
+  /// Declares a parameter; returns its id. Names must be unique.
+  int add(std::string name, std::vector<int64_t> shape, InitSpec init, bool sparseRows = false);
+  Param &at(int id) { return params_[size_t(id)]; }
+  const Param &at(int id) const { return params_[size_t(id)]; }
+  /// The id of the parameter called `name`, or -1.
+  int find(const std::string &name) const;
+  int count() const { return int(params_.size()); }
+
+  /// Fills every parameter from its initialiser. Each parameter draws from
+  /// its own generator seeded by (seed, name), so adding a parameter does not
+  /// change the others.
+  void initialize(uint64_t seed);
+  /// Zeroes the gradients (for sparse tables, only the touched rows).
+  void zeroGrads();
+
+private:
+  std::vector<Param> params_;
+};
+
+} // namespace foldc::rt

@@ -1,0 +1,186 @@
+// The safetensors format: an 8-byte little-endian header length, a JSON
+// header {"name": {"dtype", "shape", "data_offsets": [begin, end]}, ...},
+// then the raw data. See https://github.com/huggingface/safetensors.
+#include "runtime/Safetensors.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+namespace foldc::rt {
+
+namespace {
+
+using nlohmann::json;
+
+[[noreturn]] void fail(const std::string &path, const std::string &what) {
+  throw SafetensorsError(path + ": " + what);
+}
+
+std::string readAll(const std::string &path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    fail(path, "cannot open for reading");
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+std::string shapeText(const std::vector<int64_t> &shape) {
+  std::string out = "[";
+  for (size_t i = 0; i < shape.size(); ++i)
+    out += (i ? ", " : "") + std::to_string(shape[i]);
+  return out + "]";
+}
+
+struct Entry {
+  std::string name;
+  std::vector<int64_t> shape;
+  uint64_t begin, end;
+};
+
+Entry parseEntry(const std::string &path, const std::string &name, const json &info) {
+  std::string where = "tensor '" + name + "': ";
+  if (!info.is_object())
+    fail(path, where + "header entry is not an object");
+  if (!info.contains("dtype") || !info["dtype"].is_string())
+    fail(path, where + "missing dtype");
+  if (info["dtype"] != "F32")
+    fail(path, where + "dtype " + info["dtype"].get<std::string>() + ", expected F32");
+  if (!info.contains("shape") || !info["shape"].is_array())
+    fail(path, where + "missing shape");
+  Entry e{name, {}, 0, 0};
+  for (const json &d : info["shape"]) {
+    if (!d.is_number_unsigned())
+      fail(path, where + "shape holds a non-integer or negative dimension");
+    e.shape.push_back(d.get<int64_t>());
+  }
+  const json &offsets = info.contains("data_offsets") ? info["data_offsets"] : json();
+  if (!offsets.is_array() || offsets.size() != 2 || !offsets[0].is_number_unsigned() ||
+      !offsets[1].is_number_unsigned())
+    fail(path, where + "data_offsets must be [begin, end]");
+  e.begin = offsets[0].get<uint64_t>();
+  e.end = offsets[1].get<uint64_t>();
+  uint64_t elements = 1;
+  for (int64_t d : e.shape)
+    elements *= uint64_t(d);
+  if (e.end < e.begin || e.end - e.begin != elements * 4)
+    fail(path, where + "data_offsets [" + std::to_string(e.begin) + ", " + std::to_string(e.end) +
+                   "] do not hold shape " + shapeText(e.shape) + " of F32 (" +
+                   std::to_string(elements * 4) + " bytes)");
+  return e;
+}
+
+} // namespace
+
+std::map<std::string, TensorData> readSafetensors(const std::string &path) {
+  std::string bytes = readAll(path);
+  if (bytes.size() < 8)
+    fail(path, "file is shorter than the 8-byte header length");
+  uint64_t headerSize = 0;
+  for (int i = 7; i >= 0; --i)
+    headerSize = (headerSize << 8) | uint8_t(bytes[size_t(i)]);
+  if (headerSize > bytes.size() - 8)
+    fail(path, "header length " + std::to_string(headerSize) + " exceeds the file size");
+  json header = json::parse(bytes.begin() + 8, bytes.begin() + 8 + long(headerSize), nullptr,
+                            /*allow_exceptions=*/false);
+  if (header.is_discarded())
+    fail(path, "header is not valid JSON");
+  if (!header.is_object())
+    fail(path, "header is not a JSON object");
+  std::vector<Entry> entries;
+  for (const auto &[name, info] : header.items())
+    if (name != "__metadata__")
+      entries.push_back(parseEntry(path, name, info));
+  std::sort(entries.begin(), entries.end(),
+            [](const Entry &a, const Entry &b) { return a.begin < b.begin; });
+  uint64_t dataSize = bytes.size() - 8 - headerSize, expected = 0;
+  for (const Entry &e : entries) {
+    if (e.begin != expected)
+      fail(path, "tensor '" + e.name + "': data_offsets begin at " + std::to_string(e.begin) +
+                     ", expected " + std::to_string(expected) + " (gap or overlap)");
+    if (e.end > dataSize)
+      fail(path, "tensor '" + e.name + "': data_offsets end at " + std::to_string(e.end) +
+                     " past the data (" + std::to_string(dataSize) + " bytes)");
+    expected = e.end;
+  }
+  if (expected != dataSize)
+    fail(path, "the data has " + std::to_string(dataSize - expected) + " bytes after the last tensor");
+  std::map<std::string, TensorData> tensors;
+  const char *data = bytes.data() + 8 + headerSize;
+  for (const Entry &e : entries) {
+    TensorData t{e.shape, std::vector<float>((e.end - e.begin) / 4)};
+    std::memcpy(t.values.data(), data + e.begin, e.end - e.begin); // little-endian hosts only
+    tensors.emplace(e.name, std::move(t));
+  }
+  return tensors;
+}
+
+void saveParams(const ParamStore &params, const std::string &path) {
+  json header = json::object();
+  uint64_t offset = 0;
+  for (int id = 0; id < params.count(); ++id) {
+    const Param &p = params.at(id);
+    uint64_t bytes = uint64_t(p.value.size()) * 4;
+    header[p.name] = {{"dtype", "F32"}, {"shape", p.shape}, {"data_offsets", {offset, offset + bytes}}};
+    offset += bytes;
+  }
+  std::string text = header.dump();
+  text.append((8 - text.size() % 8) % 8, ' '); // data starts 8-byte aligned
+  std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out)
+      fail(tmp, "cannot open for writing; the previous file is unchanged");
+    uint64_t n = text.size();
+    char length[8];
+    for (int i = 0; i < 8; ++i)
+      length[i] = char((n >> (8 * i)) & 0xff);
+    out.write(length, 8);
+    out.write(text.data(), long(text.size()));
+    for (int id = 0; id < params.count(); ++id) {
+      const std::vector<float> &v = params.at(id).value;
+      out.write(reinterpret_cast<const char *>(v.data()), long(v.size() * 4));
+    }
+    out.flush();
+    if (!out) {
+      std::remove(tmp.c_str());
+      fail(tmp, "write failed; the previous file is unchanged");
+    }
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::remove(tmp.c_str());
+    fail(path, std::string("cannot replace: ") + std::strerror(errno));
+  }
+}
+
+void loadParams(ParamStore &params, const std::string &path) {
+  std::map<std::string, TensorData> tensors = readSafetensors(path);
+  std::vector<std::string> problems;
+  for (int id = 0; id < params.count(); ++id) {
+    const Param &p = params.at(id);
+    auto it = tensors.find(p.name);
+    if (it == tensors.end())
+      problems.push_back("missing tensor '" + p.name + "' " + shapeText(p.shape));
+    else if (it->second.shape != p.shape)
+      problems.push_back("tensor '" + p.name + "' has shape " + shapeText(it->second.shape) +
+                         ", expected " + shapeText(p.shape));
+  }
+  for (const auto &[name, t] : tensors)
+    if (params.find(name) < 0)
+      problems.push_back("unexpected tensor '" + name + "' " + shapeText(t.shape));
+  if (!problems.empty()) {
+    std::string message;
+    for (const std::string &p : problems)
+      message += (message.empty() ? "" : "; ") + p;
+    fail(path, message);
+  }
+  for (int id = 0; id < params.count(); ++id)
+    params.at(id).value = std::move(tensors.at(params.at(id).name).values);
+}
+
+} // namespace foldc::rt

@@ -1,0 +1,37 @@
+// Reading and writing parameters as safetensors files (little-endian F32).
+#pragma once
+
+#include "runtime/Params.h"
+
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace foldc::rt {
+
+/// A malformed or mismatched file; the message names the file and tensor.
+class SafetensorsError : public std::runtime_error {
+public:
+  using std::runtime_error::runtime_error;
+};
+
+struct TensorData {
+  std::vector<int64_t> shape;
+  std::vector<float> values;
+};
+
+/// Reads every tensor of a safetensors file, checking the header (length,
+/// JSON, dtype F32, shapes against byte ranges, offsets in bounds, ordered and
+/// not overlapping, covering the data exactly).
+std::map<std::string, TensorData> readSafetensors(const std::string &path);
+
+/// Writes every parameter to `path` through `path.tmp` and a rename, so a
+/// failed save leaves the previous file intact.
+void saveParams(const ParamStore &params, const std::string &path);
+
+/// Loads `path` into `params`: every parameter must be present with its
+/// shape, and nothing else; all mismatches are reported together.
+void loadParams(ParamStore &params, const std::string &path);
+
+} // namespace foldc::rt
