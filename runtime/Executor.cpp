@@ -46,8 +46,10 @@ void Executor::gatherArgs(const Batch &batch, std::vector<const float *> &args) 
     }
     if (inPlace) {
       args[i] = values_.data() + offsetOf(first);
+      ++stats_.inPlaceArgs;
       continue;
     }
+    ++stats_.gatheredArgs;
     std::vector<float> &buffer = scratch_[i];
     size_t width = size_t(widths[i]);
     buffer.resize(rows * width);

@@ -20,6 +20,7 @@ struct ExecOptions {
 struct ExecStats {
   double schedule = 0, forward = 0, backward = 0, gather = 0;
   size_t batches = 0, instances = 0;
+  size_t inPlaceArgs = 0, gatheredArgs = 0; ///< argument matrices read in place vs copied
 };
 
 /// Runs a BatchGraph: schedules it, gathers each batch's arguments into

@@ -156,6 +156,20 @@ private:
   int w_, u_, b_;
 };
 
+/// zeros(W) / ones(W) / any constant: a value with no arguments.
+template <int W> class ConstantKernel : public Kernel {
+public:
+  ConstantKernel(std::string name, float value)
+      : Kernel({std::move(name), {}, {W}, 0, 0, 0}), value_(value) {}
+  void forward(const ForwardCall &c) const override {
+    std::fill_n(c.outs[0], size_t(c.rows) * W, value_);
+  }
+  void backward(const BackwardCall &) const override {}
+
+private:
+  float value_;
+};
+
 /// dropout(x, p) on W floats: each element kept with probability 1 - p and
 /// scaled by 1 / (1 - p), the mask drawn from (seed, instance key, element),
 /// so batched and unbatched runs drop the same elements. Identity in inference.

@@ -1,0 +1,202 @@
+// A hand-written binary Tree-LSTM (Tai et al. 2015) on the runtime: the test
+// oracle for batching and the model of the benchmark (Fold paper, Table 1).
+// Leaves are embedding lookups (h = E[word], c = 0); internal nodes are
+// Tree-LSTM cells; an optional classifier with softmax cross-entropy gives
+// the loss at the root or at every node.
+#pragma once
+
+#include "runtime/BatchGraph.h"
+#include "runtime/Layers.h"
+
+#include <random>
+#include <vector>
+
+namespace foldc::rt::reference {
+
+/// A binary tree stored as nodes; leaves have a word, internal nodes children.
+struct Tree {
+  struct Node {
+    int32_t word = -1;
+    int32_t left = -1, right = -1;
+    int32_t label = 0;
+    bool isLeaf() const { return left < 0; }
+  };
+  std::vector<Node> nodes; ///< children before parents; the root is last
+  int root() const { return int(nodes.size()) - 1; }
+};
+
+/// A random binary tree with `leaves` leaves: random words and labels, and a
+/// random split at every node (so trees of one size differ in shape).
+Tree randomTree(int leaves, int vocab, int classes, std::mt19937_64 &rng);
+/// The complete-as-possible balanced tree: the shape every static batch shares.
+Tree balancedTree(int leaves, int vocab, int classes, std::mt19937_64 &rng);
+
+/// The Tree-LSTM cell math on a batch, shared by the dynamic kernel and the
+/// static-batched baseline. X holds [h_left, h_right] per row.
+template <int N> struct TreeLstmCell {
+  using Mat = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+  using In = Eigen::Ref<const Mat, 0, Eigen::OuterStride<>>;
+  using Out = Eigen::Ref<Mat, 0, Eigen::OuterStride<>>;
+  struct Gates {
+    Mat i, fl, fr, o, u;
+  };
+
+  static Gates gates(const In &x, const ParamStore &p, int u, int b) {
+    ParamMatrix<2 * N, 5 * N> U(const_cast<float *>(p.at(u).value.data()));
+    Eigen::Map<const Eigen::Matrix<float, 1, 5 * N>> bias(p.at(b).value.data());
+    Mat g = x * U;
+    g.rowwise() += bias;
+    auto sig = [](float v) { return sigmoid(v); };
+    return Gates{g.leftCols(N).unaryExpr(sig), g.middleCols(N, N).unaryExpr(sig),
+                 g.middleCols(2 * N, N).unaryExpr(sig), g.middleCols(3 * N, N).unaryExpr(sig),
+                 g.rightCols(N).array().tanh().matrix()};
+  }
+
+  static void forward(const In &x, const In &cl, const In &cr, Out h, Out c,
+                      const ParamStore &p, int u, int b) {
+    Gates g = gates(x, p, u, b);
+    c = g.i.cwiseProduct(g.u) + g.fl.cwiseProduct(cl) + g.fr.cwiseProduct(cr);
+    h = g.o.cwiseProduct(c.array().tanh().matrix());
+  }
+
+  static void backward(const In &x, const In &cl, const In &cr, const In &c, const In &dh,
+                       const In &dcOut, Out dx, Out dcl, Out dcr, ParamStore &p, int u, int b) {
+    Gates g = gates(x, p, u, b);
+    Mat tc = c.array().tanh().matrix();
+    Mat dc = dcOut + dh.cwiseProduct(g.o).cwiseProduct((1.0f - tc.array().square()).matrix());
+    Mat dg(x.rows(), 5 * N);
+    auto dsig = [](const Mat &s) { return (s.array() * (1.0f - s.array())).matrix(); };
+    dg.leftCols(N) = dc.cwiseProduct(g.u).cwiseProduct(dsig(g.i));
+    dg.middleCols(N, N) = dc.cwiseProduct(cl).cwiseProduct(dsig(g.fl));
+    dg.middleCols(2 * N, N) = dc.cwiseProduct(cr).cwiseProduct(dsig(g.fr));
+    dg.middleCols(3 * N, N) = dh.cwiseProduct(tc).cwiseProduct(dsig(g.o));
+    dg.rightCols(N) = dc.cwiseProduct(g.i).cwiseProduct((1.0f - g.u.array().square()).matrix());
+    ParamMatrix<2 * N, 5 * N> U(p.at(u).value.data()), dU(p.at(u).grad.data());
+    Eigen::Map<Eigen::Matrix<float, 1, 5 * N>> db(p.at(b).grad.data());
+    dU.noalias() += x.transpose() * dg;
+    db += dg.colwise().sum();
+    dx.noalias() = dg * U.transpose();
+    dcl = dc.cwiseProduct(g.fl);
+    dcr = dc.cwiseProduct(g.fr);
+  }
+};
+
+/// Leaf: h = E[word], c = 0 (hostInts[0] is the word).
+template <int N> class TreeLeafKernel : public Kernel {
+public:
+  TreeLeafKernel(int vocab, int table)
+      : Kernel({"tree_leaf", {}, {N, N}, 1, 0, 0}), vocab_(vocab), e_(table) {}
+
+  void forward(const ForwardCall &c) const override {
+    const Param &e = c.ctx->params->at(e_);
+    for (int r = 0; r < c.rows; ++r) {
+      int32_t w = c.hostInts[r];
+      if (w < 0 || w >= vocab_)
+        throw std::out_of_range("tree_leaf: word " + std::to_string(w) + " outside the vocabulary");
+      std::copy_n(e.value.data() + size_t(w) * N, N, c.outs[0] + size_t(r) * N);
+    }
+    std::fill_n(c.outs[1], size_t(c.rows) * N, 0.0f);
+  }
+
+  void backward(const BackwardCall &c) const override {
+    Param &e = c.ctx->params->at(e_);
+    for (int r = 0; r < c.rows; ++r) {
+      int32_t w = c.hostInts[r];
+      e.touchRow(w);
+      float *g = e.grad.data() + size_t(w) * N;
+      for (int k = 0; k < N; ++k)
+        g[k] += c.outGrads[0][size_t(r) * N + k];
+    }
+  }
+
+private:
+  int vocab_, e_;
+};
+
+/// Internal node: args (h_left, c_left, h_right, c_right), results (h, c).
+template <int N> class TreeNodeKernel : public Kernel {
+public:
+  TreeNodeKernel(int u, int b)
+      : Kernel({"tree_node", {N, N, N, N}, {N, N}, 0, 0, 2.0 * 2 * N * 5 * N + 25.0 * N}),
+        u_(u), b_(b) {}
+
+  void forward(const ForwardCall &c) const override {
+    using Cell = TreeLstmCell<N>;
+    typename Cell::Mat x = children(c);
+    Rows<N> h(c.outs[0], c.rows, N), cell(c.outs[1], c.rows, N);
+    Cell::forward(x, ConstRows<N>(c.args[1], c.rows, N), ConstRows<N>(c.args[3], c.rows, N), h,
+                  cell, *c.ctx->params, u_, b_);
+  }
+
+  void backward(const BackwardCall &c) const override {
+    using Cell = TreeLstmCell<N>;
+    typename Cell::Mat x = children(c), dx(c.rows, 2 * N);
+    Rows<N> dcl(c.argGrads[1], c.rows, N), dcr(c.argGrads[3], c.rows, N);
+    Cell::backward(x, ConstRows<N>(c.args[1], c.rows, N), ConstRows<N>(c.args[3], c.rows, N),
+                   ConstRows<N>(c.outs[1], c.rows, N), ConstRows<N>(c.outGrads[0], c.rows, N),
+                   ConstRows<N>(c.outGrads[1], c.rows, N), dx, dcl, dcr, *c.ctx->params, u_, b_);
+    Rows<N>(c.argGrads[0], c.rows, N) = dx.leftCols(N);
+    Rows<N>(c.argGrads[2], c.rows, N) = dx.rightCols(N);
+  }
+
+private:
+  static typename TreeLstmCell<N>::Mat children(const ForwardCall &c) {
+    typename TreeLstmCell<N>::Mat x(c.rows, 2 * N);
+    x.leftCols(N) = ConstRows<N>(c.args[0], c.rows, N);
+    x.rightCols(N) = ConstRows<N>(c.args[2], c.rows, N);
+    return x;
+  }
+  int u_, b_;
+};
+
+/// The whole model: parameters, kernels, and the unfolding of one tree.
+template <int N, int K = 5> class TreeLstmModel {
+public:
+  TreeLstmModel(ParamStore &params, int vocab, bool classify, bool lossAtEveryNode)
+      : vocab_(vocab), classify_(classify), everyNode_(lossAtEveryNode),
+        e_(params.add("E", {vocab, N}, {InitKind::Uniform, -0.1, 0.1}, true)),
+        u_(params.add("U", {2 * N, 5 * N}, {InitKind::Glorot})),
+        b_(params.add("b", {5 * N}, {InitKind::Uniform, -0.1, 0.1})),
+        wc_(params.add("classify.W", {N, K}, {InitKind::Glorot})),
+        bc_(params.add("classify.b", {K}, {InitKind::Zeros})), leaf_(vocab, e_), node_(u_, b_),
+        logits_("classify", wc_, bc_, Act::None), xent_("xent") {}
+
+  /// Unfolds one tree into `graph` (after graph.beginExample()); returns the
+  /// root's (h, c) instance.
+  int32_t unfold(BatchGraph &graph, const Tree &tree) const {
+    std::vector<int32_t> state(tree.nodes.size());
+    for (size_t i = 0; i < tree.nodes.size(); ++i) {
+      const Tree::Node &n = tree.nodes[i];
+      if (n.isLeaf()) {
+        state[i] = graph.add(leaf_, {}, {n.word});
+      } else {
+        int32_t l = state[size_t(n.left)], r = state[size_t(n.right)];
+        state[i] = graph.add(node_, {{l, 0}, {l, 1}, {r, 0}, {r, 1}});
+      }
+      bool root = int(i) == tree.root();
+      if (classify_ && (root || everyNode_)) {
+        int32_t logits = graph.add(logits_, {{state[i], 0}});
+        graph.addLoss({graph.add(xent_, {{logits, 0}}, {n.label}), 0});
+      }
+    }
+    return state.back();
+  }
+
+  const TreeNodeKernel<N> &nodeKernel() const { return node_; }
+  const FcKernel<N, K> &classifier() const { return logits_; }
+  const XentKernel<K> &xent() const { return xent_; }
+  int embedding() const { return e_; }
+  int cellWeights() const { return u_; }
+  int cellBias() const { return b_; }
+
+private:
+  int vocab_;
+  bool classify_, everyNode_;
+  int e_, u_, b_, wc_, bc_;
+  TreeLeafKernel<N> leaf_;
+  TreeNodeKernel<N> node_;
+  FcKernel<N, K> logits_;
+  XentKernel<K> xent_;
+};
+
+} // namespace foldc::rt::reference

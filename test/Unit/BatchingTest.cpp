@@ -1,0 +1,306 @@
+// Dynamic batching equals per-example execution: outputs, losses, gradients.
+#include "runtime/Executor.h"
+#include "runtime/Layers.h"
+#include "runtime/reference/TreeLstm.h"
+
+#include <Eigen/Core>
+#include <gtest/gtest.h>
+
+#include <random>
+
+namespace foldc::rt {
+namespace {
+
+using reference::Tree;
+using reference::TreeLstmModel;
+
+constexpr int kN = 8, kVocab = 20;
+
+std::vector<Tree> randomTrees(int count, uint64_t seed, int maxLeaves = 12) {
+  std::mt19937_64 rng(seed);
+  std::vector<Tree> trees;
+  for (int i = 0; i < count; ++i) {
+    int leaves = std::uniform_int_distribution<int>(1, maxLeaves)(rng);
+    trees.push_back(reference::randomTree(leaves, kVocab, 5, rng));
+  }
+  return trees;
+}
+
+/// Everything a run produces that batching must not change.
+struct RunResult {
+  double objective;
+  std::vector<std::vector<float>> roots;
+  std::vector<std::vector<float>> grads;
+  ExecStats stats;
+  int maxDepth;
+};
+
+template <typename Unfold>
+RunResult run(ParamStore &params, Unfold unfold, int examples, bool batching) {
+  BatchGraph graph;
+  std::vector<ValueRef> roots;
+  for (int e = 0; e < examples; ++e) {
+    graph.beginExample();
+    roots.push_back(unfold(graph, e));
+  }
+  Executor exec(params);
+  params.zeroGrads();
+  exec.forward(graph, ExecOptions{batching, false, 0});
+  exec.backward();
+  RunResult r{exec.objective(), {}, {}, exec.stats(), exec.schedule().maxDepth};
+  for (ValueRef root : roots) {
+    auto v = exec.value(root);
+    r.roots.emplace_back(v.begin(), v.end());
+  }
+  for (int id = 0; id < params.count(); ++id)
+    r.grads.push_back(params.at(id).grad);
+  return r;
+}
+
+void expectClose(const std::vector<float> &a, const std::vector<float> &b, const std::string &what) {
+  ASSERT_EQ(a.size(), b.size()) << what;
+  for (size_t k = 0; k < a.size(); ++k)
+    ASSERT_NEAR(a[k], b[k], 1e-5 + 1e-4 * std::abs(b[k])) << what << " element " << k;
+}
+
+void expectSameResults(const RunResult &batched, const RunResult &single) {
+  EXPECT_NEAR(batched.objective, single.objective, 1e-4 * std::abs(single.objective));
+  ASSERT_EQ(batched.roots.size(), single.roots.size());
+  for (size_t i = 0; i < batched.roots.size(); ++i)
+    expectClose(batched.roots[i], single.roots[i], "output of example " + std::to_string(i));
+  for (size_t id = 0; id < batched.grads.size(); ++id)
+    expectClose(batched.grads[id], single.grads[id], "gradient of param " + std::to_string(id));
+}
+
+class TreeLstmBatching : public ::testing::TestWithParam<bool> {};
+
+TEST_P(TreeLstmBatching, BatchedEqualsUnbatched) {
+  bool everyNode = GetParam();
+  ParamStore params;
+  TreeLstmModel<kN> model(params, kVocab, true, everyNode);
+  params.initialize(7);
+  std::vector<Tree> trees = randomTrees(24, 99);
+  auto unfold = [&](BatchGraph &g, int e) { return ValueRef{model.unfold(g, trees[e]), 0}; };
+  RunResult batched = run(params, unfold, 24, true);
+  RunResult single = run(params, unfold, 24, false);
+  expectSameResults(batched, single);
+  EXPECT_LT(batched.stats.batches, single.stats.batches / 4) << "batching must merge instances";
+}
+
+INSTANTIATE_TEST_SUITE_P(LossPlacement, TreeLstmBatching, ::testing::Values(false, true));
+
+TEST(TreeLstmBatching, ThreadCountDoesNotChangeResults) {
+  ParamStore params;
+  TreeLstmModel<kN> model(params, kVocab, true, true);
+  params.initialize(3);
+  std::vector<Tree> trees = randomTrees(16, 5);
+  auto unfold = [&](BatchGraph &g, int e) { return ValueRef{model.unfold(g, trees[e]), 0}; };
+  Eigen::setNbThreads(1);
+  RunResult one = run(params, unfold, 16, true);
+  Eigen::setNbThreads(2);
+  RunResult two = run(params, unfold, 16, true);
+  Eigen::setNbThreads(0);
+  expectSameResults(two, one);
+}
+
+TEST(Scheduler, BalancedTreeHasOneNodeBatchPerLevel) {
+  ParamStore params;
+  TreeLstmModel<kN> model(params, kVocab, false, false);
+  params.initialize(1);
+  std::mt19937_64 rng(1);
+  BatchGraph graph;
+  for (int e = 0; e < 3; ++e) {
+    graph.beginExample();
+    model.unfold(graph, reference::balancedTree(8, kVocab, 5, rng));
+  }
+  Schedule s = scheduleByDepth(graph);
+  ASSERT_EQ(s.batches.size(), 4u); // leaves, then levels of 4, 2, 1 nodes
+  EXPECT_EQ(s.batches[0].instances.size(), 24u);
+  EXPECT_EQ(s.batches[1].instances.size(), 12u);
+  EXPECT_EQ(s.batches[2].instances.size(), 6u);
+  EXPECT_EQ(s.batches[3].instances.size(), 3u);
+  EXPECT_EQ(s.maxDepth, 4);
+}
+
+TEST(Scheduler, ChainDepthIsItsLength) {
+  ParamStore params;
+  params.add("W", {3, 3}, {InitKind::Glorot});
+  params.add("b", {3}, {InitKind::Zeros});
+  ConstantKernel<3> zeros("zeros", 0.0f);
+  FcKernel<3, 3> step("step", 0, 1, Act::Tanh);
+  BatchGraph graph;
+  graph.beginExample();
+  ValueRef s{graph.add(zeros, {}), 0};
+  for (int i = 0; i < 7; ++i)
+    s = {graph.add(step, {s}), 0};
+  Schedule schedule = scheduleByDepth(graph);
+  EXPECT_EQ(schedule.maxDepth, 8);
+  EXPECT_EQ(schedule.batches.size(), 8u);
+}
+
+TEST(Scheduler, DepthIsOneMoreThanTheDeepestArgument) {
+  ConstantKernel<2> c("c", 1.0f);
+  MseKernel<2> mse("mse");
+  ParamStore params;
+  params.add("W", {2, 2}, {InitKind::Glorot});
+  params.add("b", {2}, {InitKind::Zeros});
+  FcKernel<2, 2> f("f", 0, 1, Act::None);
+  BatchGraph graph;
+  graph.beginExample();
+  int32_t a = graph.add(c, {});
+  int32_t b = graph.add(f, {{a, 0}});
+  int32_t d = graph.add(f, {{b, 0}});
+  int32_t m = graph.add(mse, {{a, 0}, {d, 0}}); // reads a (depth 1) far later
+  Schedule s = scheduleByDepth(graph);
+  EXPECT_EQ(s.batches[size_t(s.batchOf[m])].depth, 4);
+  EXPECT_EQ(s.batchOf[b] + 1, s.batchOf[d]);
+}
+
+TEST(Executor, ValuesConsumedInOrderAreReadInPlace) {
+  ParamStore params;
+  TreeLstmModel<kN> model(params, kVocab, true, true);
+  params.initialize(2);
+  std::mt19937_64 rng(4);
+  BatchGraph graph;
+  for (int e = 0; e < 4; ++e) {
+    graph.beginExample();
+    model.unfold(graph, reference::balancedTree(4, kVocab, 5, rng));
+  }
+  Executor exec(params);
+  exec.forward(graph, ExecOptions{});
+  // The classifier reads each depth's states in row order: no copies.
+  EXPECT_GT(exec.stats().inPlaceArgs, 0u);
+  EXPECT_GT(exec.stats().gatheredArgs, 0u); // node children are interleaved: gathered
+}
+
+/// An LSTM over variable-length sequences: embed, rnn, classify the last state.
+struct LstmModel {
+  static constexpr int E = 4, H = 5, V = 12;
+  ParamStore &params;
+  EmbeddingKernel<V, E> embed;
+  ConstantKernel<H> zeros{"zeros", 0.0f};
+  LstmKernel<E, H> cell;
+  FcKernel<H, 3> out;
+  XentKernel<3> xent{"xent"};
+
+  explicit LstmModel(ParamStore &p)
+      : params(p), embed("chars", p.add("chars.E", {V, E}, {InitKind::Uniform, -0.5, 0.5}, true)),
+        cell("cell", p.add("cell.W", {E, 4 * H}, {InitKind::Glorot}),
+             p.add("cell.U", {H, 4 * H}, {InitKind::Glorot}),
+             p.add("cell.b", {4 * H}, {InitKind::Uniform, -0.1, 0.1})),
+        out("out", p.add("out.W", {H, 3}, {InitKind::Glorot}), p.add("out.b", {3}, {InitKind::Zeros}),
+            Act::None) {}
+
+  ValueRef unfold(BatchGraph &g, const std::vector<int32_t> &chars, int32_t label) const {
+    int32_t z = g.add(zeros, {});
+    ValueRef h{z, 0}, c{z, 0};
+    for (int32_t ch : chars) {
+      int32_t x = g.add(embed, {}, {ch});
+      int32_t s = g.add(cell, {{x, 0}, h, c});
+      h = {s, 0};
+      c = {s, 1};
+    }
+    int32_t logits = g.add(out, {h});
+    g.addLoss({g.add(xent, {{logits, 0}}, {label}), 0});
+    return {logits, 0};
+  }
+};
+
+TEST(LstmBatching, VariableLengthSequencesBatchedEqualsUnbatched) {
+  ParamStore params;
+  LstmModel model(params);
+  params.initialize(9);
+  std::mt19937_64 rng(17);
+  std::vector<std::vector<int32_t>> sequences;
+  std::vector<int32_t> labels;
+  size_t longest = 0;
+  for (int i = 0; i < 20; ++i) {
+    std::vector<int32_t> s(size_t(std::uniform_int_distribution<int>(0, 9)(rng)));
+    for (int32_t &ch : s)
+      ch = std::uniform_int_distribution<int32_t>(0, LstmModel::V - 1)(rng);
+    longest = std::max(longest, s.size());
+    sequences.push_back(s);
+    labels.push_back(std::uniform_int_distribution<int32_t>(0, 2)(rng));
+  }
+  auto unfold = [&](BatchGraph &g, int e) { return model.unfold(g, sequences[e], labels[e]); };
+  RunResult batched = run(params, unfold, 20, true);
+  RunResult single = run(params, unfold, 20, false);
+  expectSameResults(batched, single);
+  // Embeddings have depth 1 and the cells chain after the zero state: a
+  // sequence of n runs its cells at depths 2..n+1, then logits and loss.
+  EXPECT_EQ(batched.maxDepth, int(longest) + 3);
+}
+
+TEST(WholeModelGradient, TreeLstmMatchesFiniteDifferences) {
+  ParamStore params;
+  TreeLstmModel<3, 3> model(params, 6, true, true);
+  params.initialize(21);
+  std::mt19937_64 rng(8);
+  std::vector<Tree> trees;
+  for (int i = 0; i < 3; ++i)
+    trees.push_back(reference::randomTree(4, 6, 3, rng));
+  BatchGraph graph;
+  for (const Tree &t : trees) {
+    graph.beginExample();
+    model.unfold(graph, t);
+  }
+  Executor exec(params);
+  params.zeroGrads();
+  exec.forward(graph, ExecOptions{});
+  exec.backward();
+  for (int id = 0; id < params.count(); ++id) {
+    Param &p = params.at(id);
+    std::vector<float> analytic = p.grad;
+    for (size_t k = 0; k < p.value.size(); ++k) {
+      float saved = p.value[k];
+      const float h = 1e-2f;
+      p.value[k] = saved + h;
+      exec.forward(graph, ExecOptions{});
+      double up = exec.objective();
+      p.value[k] = saved - h;
+      exec.forward(graph, ExecOptions{});
+      double down = exec.objective();
+      p.value[k] = saved;
+      double numeric = (up - down) / (2 * h);
+      EXPECT_NEAR(analytic[k], numeric, 2e-3 + 2e-2 * std::abs(numeric)) << p.name << "[" << k << "]";
+    }
+  }
+}
+
+TEST(Dropout, SameMaskBatchedAndUnbatchedAndSeedDependent) {
+  ParamStore params;
+  params.add("E", {10, 64}, {InitKind::Ones}, true);
+  params.initialize(0);
+  EmbeddingKernel<10, 64> embed("e", 0);
+  DropoutKernel<64> dropout("dropout", 0.25f);
+  BatchGraph graph;
+  std::vector<ValueRef> outs;
+  for (int e = 0; e < 6; ++e) {
+    graph.beginExample();
+    for (int i = 0; i < 3; ++i)
+      outs.push_back({graph.add(dropout, {{graph.add(embed, {}, {e + i}), 0}}), 0});
+  }
+  auto masks = [&](bool batching, uint64_t seed) {
+    Executor exec(params);
+    exec.forward(graph, ExecOptions{batching, true, seed});
+    std::vector<float> all;
+    for (ValueRef v : outs)
+      for (float x : exec.value(v))
+        all.push_back(x);
+    return all;
+  };
+  std::vector<float> a = masks(true, 5), b = masks(false, 5), c = masks(true, 6);
+  EXPECT_EQ(a, b);
+  EXPECT_NE(a, c);
+  size_t dropped = size_t(std::count(a.begin(), a.end(), 0.0f));
+  EXPECT_NEAR(double(dropped) / double(a.size()), 0.25, 0.05);
+  for (float x : a)
+    EXPECT_TRUE(x == 0.0f || std::abs(x - 1.0f / 0.75f) < 1e-6f);
+  Executor inference(params);
+  inference.forward(graph, ExecOptions{true, false, 5});
+  for (float x : inference.value(outs[0]))
+    EXPECT_EQ(x, 1.0f) << "dropout is the identity outside training";
+}
+
+} // namespace
+} // namespace foldc::rt

@@ -1,0 +1,91 @@
+// JSONL helpers: values read, and errors as FILE:LINE: path: expected.
+#include "runtime/Jsonl.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+namespace foldc::rt {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Leaf {
+  int64_t word, label;
+};
+
+/// A reader like the generated ones: {"words": [{"word": 1, "label": 2}, ...]}.
+std::vector<std::vector<Leaf>> readFile(const std::string &file) {
+  std::vector<std::vector<Leaf>> out;
+  forEachJsonLine(file, [&](const nlohmann::json &v, const JsonPath &at) {
+    const auto &rec = readRecord(v, at, {"words"});
+    const auto &words = readArray(rec["words"], at.field("words"));
+    std::vector<Leaf> leaves;
+    for (size_t i = 0; i < words.size(); ++i) {
+      JsonPath w = at.field("words").index(i);
+      const auto &leaf = readRecord(words[i], w, {"word", "label"});
+      leaves.push_back({readInt(leaf["word"], w.field("word")), readInt(leaf["label"], w.field("label"))});
+    }
+    out.push_back(leaves);
+  });
+  return out;
+}
+
+std::string errorFor(const std::string &contents) {
+  std::string file = (fs::temp_directory_path() / "foldc-jsonl-test.jsonl").string();
+  std::ofstream(file) << contents;
+  try {
+    readFile(file);
+  } catch (const DataError &e) {
+    std::string message = e.what();
+    return message.substr(message.find("foldc-jsonl-test.jsonl"));
+  }
+  return "";
+}
+
+TEST(Jsonl, ReadsValidLinesAndSkipsBlankOnes) {
+  std::string file = (fs::temp_directory_path() / "foldc-jsonl-ok.jsonl").string();
+  std::ofstream(file) << "{\"words\": [{\"word\": 3, \"label\": 1}]}\n\n{\"words\": []}\n";
+  auto examples = readFile(file);
+  ASSERT_EQ(examples.size(), 2u);
+  EXPECT_EQ(examples[0][0].word, 3);
+  EXPECT_TRUE(examples[1].empty());
+}
+
+TEST(Jsonl, InvalidJson) {
+  EXPECT_EQ(errorFor("{\"words\": []}\n{\"words\": [\n"),
+            "foldc-jsonl-test.jsonl:2: example: invalid JSON");
+}
+
+TEST(Jsonl, MissingField) {
+  EXPECT_EQ(errorFor("{\"words\": [{\"word\": 3}]}\n"),
+            "foldc-jsonl-test.jsonl:1: words[0].label: missing field");
+}
+
+TEST(Jsonl, UnknownField) {
+  EXPECT_EQ(errorFor("{\"words\": [], \"extra\": 1}\n"),
+            "foldc-jsonl-test.jsonl:1: extra: unknown field");
+}
+
+TEST(Jsonl, WrongTypeDeepInside) {
+  EXPECT_EQ(errorFor("{\"words\": []}\n{\"words\": [{\"word\": 1, \"label\": 0}, {\"word\": \"x\", \"label\": 0}]}\n"),
+            "foldc-jsonl-test.jsonl:2: words[1].word: expected an integer, found \"x\"");
+}
+
+TEST(Jsonl, Variants) {
+  std::string file = "f";
+  JsonPath at(file, 1);
+  const nlohmann::json *payload = nullptr;
+  nlohmann::json leaf = nlohmann::json::parse(R"({"Leaf": {"word": 1}})");
+  EXPECT_EQ(readVariant(leaf, at, payload), "Leaf");
+  EXPECT_EQ((*payload)["word"], 1);
+  EXPECT_EQ(readVariant(nlohmann::json("Nil"), at, payload), "Nil");
+  EXPECT_THROW(readVariant(nlohmann::json::parse(R"({"A": 1, "B": 2})"), at, payload), DataError);
+  EXPECT_DOUBLE_EQ(readFloat(nlohmann::json(2), at), 2.0);
+  EXPECT_THROW(readBool(nlohmann::json(1), at), DataError);
+  EXPECT_EQ(readString(nlohmann::json("s"), at), "s");
+}
+
+} // namespace
+} // namespace foldc::rt
