@@ -24,7 +24,7 @@ public:
     ParamStore &p = *c.ctx->params;
     ConstRows<In> x(c.args[0], c.rows, In);
     Rows<Out> y(c.outs[0], c.rows, Out);
-    ParamMatrix<In, Out> w(p.at(w_).value.data());
+    ParamMatrix w(p.at(w_).value.data(), In, Out);
     Eigen::Map<const Eigen::Matrix<float, 1, Out>> b(p.at(b_).value.data());
     y.noalias() = x * w;
     y.rowwise() += b;
@@ -38,8 +38,8 @@ public:
     Eigen::Matrix<float, Eigen::Dynamic, Out, Eigen::RowMajor> dz =
         ConstRows<Out>(c.outGrads[0], c.rows, Out);
     activationBackward(act_, dz, y);
-    ParamMatrix<In, Out> w(p.at(w_).value.data());
-    ParamMatrix<In, Out> dw(p.at(w_).grad.data());
+    ParamMatrix w(p.at(w_).value.data(), In, Out);
+    ParamMatrix dw(p.at(w_).grad.data(), In, Out);
     Eigen::Map<Eigen::Matrix<float, 1, Out>> db(p.at(b_).grad.data());
     dw.noalias() += x.transpose() * dz;
     db += dz.colwise().sum();
@@ -121,8 +121,8 @@ public:
         (1.0f - g.u.array().square()).matrix());
     ConstRows<In> x(c.args[0], c.rows, In);
     ConstRows<H> hPrev(c.args[1], c.rows, H);
-    ParamMatrix<In, 4 * H> w(p.at(w_).value.data()), dw(p.at(w_).grad.data());
-    ParamMatrix<H, 4 * H> u(p.at(u_).value.data()), du(p.at(u_).grad.data());
+    ParamMatrix w(p.at(w_).value.data(), In, 4 * H), dw(p.at(w_).grad.data(), In, 4 * H);
+    ParamMatrix u(p.at(u_).value.data(), H, 4 * H), du(p.at(u_).grad.data(), H, 4 * H);
     Eigen::Map<Eigen::Matrix<float, 1, 4 * H>> db(p.at(b_).grad.data());
     dw.noalias() += x.transpose() * dg;
     du.noalias() += hPrev.transpose() * dg;
@@ -141,8 +141,8 @@ private:
     ParamStore &p = *c.ctx->params;
     ConstRows<In> x(c.args[0], c.rows, In);
     ConstRows<H> h(c.args[1], c.rows, H);
-    ParamMatrix<In, 4 * H> w(p.at(w_).value.data());
-    ParamMatrix<H, 4 * H> u(p.at(u_).value.data());
+    ParamMatrix w(p.at(w_).value.data(), In, 4 * H);
+    ParamMatrix u(p.at(u_).value.data(), H, 4 * H);
     Eigen::Map<const Eigen::Matrix<float, 1, 4 * H>> b(p.at(b_).value.data());
     Mat<4 * H> g = x * w;
     g.noalias() += h * u;

@@ -13,9 +13,10 @@ template <int Cols = Eigen::Dynamic>
 using Rows = Eigen::Map<Eigen::Matrix<float, Eigen::Dynamic, Cols, Eigen::RowMajor>>;
 template <int Cols = Eigen::Dynamic>
 using ConstRows = Eigen::Map<const Eigen::Matrix<float, Eigen::Dynamic, Cols, Eigen::RowMajor>>;
-/// A parameter matrix `R x C`, row-major as stored.
-template <int R = Eigen::Dynamic, int C = Eigen::Dynamic>
-using ParamMatrix = Eigen::Map<Eigen::Matrix<float, R, C, Eigen::RowMajor>>;
+/// A parameter matrix, row-major as stored. Its sizes are given at run time:
+/// fully fixed-size Eigen matrices of this size would overflow Eigen's
+/// unrolling heuristics, and GEMM gains nothing from them.
+using ParamMatrix = Eigen::Map<Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>;
 
 enum class Act { None, Tanh, ReLU, Sigmoid };
 

@@ -8,6 +8,7 @@
 #include "runtime/BatchGraph.h"
 #include "runtime/Layers.h"
 
+#include <algorithm>
 #include <random>
 #include <vector>
 
@@ -32,52 +33,64 @@ Tree randomTree(int leaves, int vocab, int classes, std::mt19937_64 &rng);
 Tree balancedTree(int leaves, int vocab, int classes, std::mt19937_64 &rng);
 
 /// The Tree-LSTM cell math on a batch, shared by the dynamic kernel and the
-/// static-batched baseline. X holds [h_left, h_right] per row.
+/// static-batched baseline. X holds [h_left, h_right] per row. The forward
+/// pass keeps the activated gates [i, f_l, f_r, o, u] (5N per row) for the
+/// backward pass. Rows are processed in chunks whose gates fit in cache, so
+/// each element-wise pass reads data the GEMM just wrote.
 template <int N> struct TreeLstmCell {
   using Mat = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
   using In = Eigen::Ref<const Mat, 0, Eigen::OuterStride<>>;
   using Out = Eigen::Ref<Mat, 0, Eigen::OuterStride<>>;
-  struct Gates {
-    Mat i, fl, fr, o, u;
-  };
+  static constexpr int kChunk = std::clamp(262144 / (5 * N), 16, 256);
 
-  static Gates gates(const In &x, const ParamStore &p, int u, int b) {
-    ParamMatrix<2 * N, 5 * N> U(const_cast<float *>(p.at(u).value.data()));
-    Eigen::Map<const Eigen::Matrix<float, 1, 5 * N>> bias(p.at(b).value.data());
-    Mat g = x * U;
-    g.rowwise() += bias;
-    auto sig = [](float v) { return sigmoid(v); };
-    return Gates{g.leftCols(N).unaryExpr(sig), g.middleCols(N, N).unaryExpr(sig),
-                 g.middleCols(2 * N, N).unaryExpr(sig), g.middleCols(3 * N, N).unaryExpr(sig),
-                 g.rightCols(N).array().tanh().matrix()};
-  }
-
-  static void forward(const In &x, const In &cl, const In &cr, Out h, Out c,
+  static void forward(const In &x, const In &cl, const In &cr, Out gates, Out h, Out c,
                       const ParamStore &p, int u, int b) {
-    Gates g = gates(x, p, u, b);
-    c = g.i.cwiseProduct(g.u) + g.fl.cwiseProduct(cl) + g.fr.cwiseProduct(cr);
-    h = g.o.cwiseProduct(c.array().tanh().matrix());
+    ParamMatrix U(const_cast<float *>(p.at(u).value.data()), 2 * N, 5 * N);
+    Eigen::Map<const Eigen::Matrix<float, 1, 5 * N>> bias(p.at(b).value.data());
+    for (Eigen::Index r = 0; r < x.rows(); r += kChunk) {
+      Eigen::Index n = std::min<Eigen::Index>(kChunk, x.rows() - r);
+      auto g = gates.middleRows(r, n);
+      g.noalias() = x.middleRows(r, n) * U;
+      g.rowwise() += bias;
+      g.leftCols(4 * N) = g.leftCols(4 * N).array().logistic();
+      g.rightCols(N) = g.rightCols(N).array().tanh();
+      auto cc = c.middleRows(r, n);
+      cc = g.leftCols(N).cwiseProduct(g.rightCols(N)) +
+           g.middleCols(N, N).cwiseProduct(cl.middleRows(r, n)) +
+           g.middleCols(2 * N, N).cwiseProduct(cr.middleRows(r, n));
+      h.middleRows(r, n) = g.middleCols(3 * N, N).array() * cc.array().tanh();
+    }
   }
 
-  static void backward(const In &x, const In &cl, const In &cr, const In &c, const In &dh,
-                       const In &dcOut, Out dx, Out dcl, Out dcr, ParamStore &p, int u, int b) {
-    Gates g = gates(x, p, u, b);
-    Mat tc = c.array().tanh().matrix();
-    Mat dc = dcOut + dh.cwiseProduct(g.o).cwiseProduct((1.0f - tc.array().square()).matrix());
-    Mat dg(x.rows(), 5 * N);
-    auto dsig = [](const Mat &s) { return (s.array() * (1.0f - s.array())).matrix(); };
-    dg.leftCols(N) = dc.cwiseProduct(g.u).cwiseProduct(dsig(g.i));
-    dg.middleCols(N, N) = dc.cwiseProduct(cl).cwiseProduct(dsig(g.fl));
-    dg.middleCols(2 * N, N) = dc.cwiseProduct(cr).cwiseProduct(dsig(g.fr));
-    dg.middleCols(3 * N, N) = dh.cwiseProduct(tc).cwiseProduct(dsig(g.o));
-    dg.rightCols(N) = dc.cwiseProduct(g.i).cwiseProduct((1.0f - g.u.array().square()).matrix());
-    ParamMatrix<2 * N, 5 * N> U(p.at(u).value.data()), dU(p.at(u).grad.data());
+  static void backward(const In &x, const In &cl, const In &cr, const In &gates, const In &c,
+                       const In &dh, const In &dcOut, Out dx, Out dcl, Out dcr, ParamStore &p,
+                       int u, int b) {
+    ParamMatrix U(p.at(u).value.data(), 2 * N, 5 * N), dU(p.at(u).grad.data(), 2 * N, 5 * N);
     Eigen::Map<Eigen::Matrix<float, 1, 5 * N>> db(p.at(b).grad.data());
-    dU.noalias() += x.transpose() * dg;
-    db += dg.colwise().sum();
-    dx.noalias() = dg * U.transpose();
-    dcl = dc.cwiseProduct(g.fl);
-    dcr = dc.cwiseProduct(g.fr);
+    Mat dg(kChunk, 5 * N), dc(kChunk, N), tc(kChunk, N);
+    for (Eigen::Index r = 0; r < x.rows(); r += kChunk) {
+      Eigen::Index n = std::min<Eigen::Index>(kChunk, x.rows() - r);
+      auto g = gates.middleRows(r, n);
+      auto i = g.leftCols(N).array(), fl = g.middleCols(N, N).array(),
+           fr = g.middleCols(2 * N, N).array(), o = g.middleCols(3 * N, N).array(),
+           uu = g.rightCols(N).array();
+      auto dhr = dh.middleRows(r, n).array();
+      auto t = tc.topRows(n);
+      auto d = dc.topRows(n);
+      auto dgr = dg.topRows(n);
+      t = c.middleRows(r, n).array().tanh();
+      d = dcOut.middleRows(r, n).array() + dhr * o * (1.0f - t.array().square());
+      dgr.leftCols(N) = d.array() * uu * i * (1.0f - i);
+      dgr.middleCols(N, N) = d.array() * cl.middleRows(r, n).array() * fl * (1.0f - fl);
+      dgr.middleCols(2 * N, N) = d.array() * cr.middleRows(r, n).array() * fr * (1.0f - fr);
+      dgr.middleCols(3 * N, N) = dhr * t.array() * o * (1.0f - o);
+      dgr.rightCols(N) = d.array() * i * (1.0f - uu.square());
+      dU.noalias() += x.middleRows(r, n).transpose() * dgr;
+      db += dgr.colwise().sum();
+      dx.middleRows(r, n).noalias() = dgr * U.transpose();
+      dcl.middleRows(r, n) = d.array() * fl;
+      dcr.middleRows(r, n) = d.array() * fr;
+    }
   }
 };
 
@@ -113,35 +126,37 @@ private:
   int vocab_, e_;
 };
 
-/// Internal node: args (h_left, c_left, h_right, c_right), results (h, c).
+/// Internal node: args (h_left, c_left, h_right, c_right), results (h, c,
+/// gates); the gates are kept for the backward pass and read by no one else.
 template <int N> class TreeNodeKernel : public Kernel {
 public:
   TreeNodeKernel(int u, int b)
-      : Kernel({"tree_node", {N, N, N, N}, {N, N}, 0, 0, 2.0 * 2 * N * 5 * N + 25.0 * N}),
+      : Kernel({"tree_node", {N, N, N, N}, {N, N, 5 * N}, 0, 0, 2.0 * 2 * N * 5 * N + 25.0 * N}),
         u_(u), b_(b) {}
 
   void forward(const ForwardCall &c) const override {
-    using Cell = TreeLstmCell<N>;
     typename Cell::Mat x = children(c);
     Rows<N> h(c.outs[0], c.rows, N), cell(c.outs[1], c.rows, N);
-    Cell::forward(x, ConstRows<N>(c.args[1], c.rows, N), ConstRows<N>(c.args[3], c.rows, N), h,
-                  cell, *c.ctx->params, u_, b_);
+    Rows<5 * N> gates(c.outs[2], c.rows, 5 * N);
+    Cell::forward(x, ConstRows<N>(c.args[1], c.rows, N), ConstRows<N>(c.args[3], c.rows, N),
+                  gates, h, cell, *c.ctx->params, u_, b_);
   }
 
   void backward(const BackwardCall &c) const override {
-    using Cell = TreeLstmCell<N>;
     typename Cell::Mat x = children(c), dx(c.rows, 2 * N);
     Rows<N> dcl(c.argGrads[1], c.rows, N), dcr(c.argGrads[3], c.rows, N);
     Cell::backward(x, ConstRows<N>(c.args[1], c.rows, N), ConstRows<N>(c.args[3], c.rows, N),
-                   ConstRows<N>(c.outs[1], c.rows, N), ConstRows<N>(c.outGrads[0], c.rows, N),
-                   ConstRows<N>(c.outGrads[1], c.rows, N), dx, dcl, dcr, *c.ctx->params, u_, b_);
+                   ConstRows<5 * N>(c.outs[2], c.rows, 5 * N), ConstRows<N>(c.outs[1], c.rows, N),
+                   ConstRows<N>(c.outGrads[0], c.rows, N), ConstRows<N>(c.outGrads[1], c.rows, N),
+                   dx, dcl, dcr, *c.ctx->params, u_, b_);
     Rows<N>(c.argGrads[0], c.rows, N) = dx.leftCols(N);
     Rows<N>(c.argGrads[2], c.rows, N) = dx.rightCols(N);
   }
 
 private:
-  static typename TreeLstmCell<N>::Mat children(const ForwardCall &c) {
-    typename TreeLstmCell<N>::Mat x(c.rows, 2 * N);
+  using Cell = TreeLstmCell<N>;
+  static typename Cell::Mat children(const ForwardCall &c) {
+    typename Cell::Mat x(c.rows, 2 * N);
     x.leftCols(N) = ConstRows<N>(c.args[0], c.rows, N);
     x.rightCols(N) = ConstRows<N>(c.args[2], c.rows, N);
     return x;
