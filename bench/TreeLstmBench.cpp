@@ -155,7 +155,7 @@ double runStatic(reference::TreeLstmModel<N, kClasses> &model, ParamStore &param
         Eigen::Map<Mat> dx(dBelowH.data(), rows, 2 * N);
         Eigen::Map<const Mat> x(h[level - 1].data(), rows, 2 * N);
         Cell::backward(x, children(c[level - 1], rows, 0), children(c[level - 1], rows, 1),
-                       gates[level], c[level], dh, dc, dx, children(dBelowC, rows, 0), children(dBelowC, rows, 1),
+                       gates[level], c[level], dh, dc, nullptr, dx, children(dBelowC, rows, 0), children(dBelowC, rows, 1),
                        params, model.cellWeights(), model.cellBias());
         dh = std::move(dBelowH);
         dc = std::move(dBelowC);

@@ -62,9 +62,11 @@ template <int N> struct TreeLstmCell {
     }
   }
 
+  /// `dGates` (may be null) is a gradient arriving at the saved gates
+  /// themselves; in a model no one reads them and it is zero.
   static void backward(const In &x, const In &cl, const In &cr, const In &gates, const In &c,
-                       const In &dh, const In &dcOut, Out dx, Out dcl, Out dcr, ParamStore &p,
-                       int u, int b) {
+                       const In &dh, const In &dcOut, const float *dGates, Out dx, Out dcl,
+                       Out dcr, ParamStore &p, int u, int b) {
     ParamMatrix U(p.at(u).value.data(), 2 * N, 5 * N), dU(p.at(u).grad.data(), 2 * N, 5 * N);
     Eigen::Map<Eigen::Matrix<float, 1, 5 * N>> db(p.at(b).grad.data());
     Mat dg(kChunk, 5 * N), dc(kChunk, N), tc(kChunk, N);
@@ -85,6 +87,12 @@ template <int N> struct TreeLstmCell {
       dgr.middleCols(2 * N, N) = d.array() * cr.middleRows(r, n).array() * fr * (1.0f - fr);
       dgr.middleCols(3 * N, N) = dhr * t.array() * o * (1.0f - o);
       dgr.rightCols(N) = d.array() * i * (1.0f - uu.square());
+      if (dGates) {
+        ConstRows<5 * N> dA(dGates + r * 5 * N, n, 5 * N);
+        auto a = g.leftCols(4 * N).array();
+        dgr.leftCols(4 * N).array() += dA.leftCols(4 * N).array() * a * (1.0f - a);
+        dgr.rightCols(N).array() += dA.rightCols(N).array() * (1.0f - uu.square());
+      }
       dU.noalias() += x.middleRows(r, n).transpose() * dgr;
       db += dgr.colwise().sum();
       dx.middleRows(r, n).noalias() = dgr * U.transpose();
@@ -148,7 +156,7 @@ public:
     Cell::backward(x, ConstRows<N>(c.args[1], c.rows, N), ConstRows<N>(c.args[3], c.rows, N),
                    ConstRows<5 * N>(c.outs[2], c.rows, 5 * N), ConstRows<N>(c.outs[1], c.rows, N),
                    ConstRows<N>(c.outGrads[0], c.rows, N), ConstRows<N>(c.outGrads[1], c.rows, N),
-                   dx, dcl, dcr, *c.ctx->params, u_, b_);
+                   c.outGrads[2], dx, dcl, dcr, *c.ctx->params, u_, b_);
     Rows<N>(c.argGrads[0], c.rows, N) = dx.leftCols(N);
     Rows<N>(c.argGrads[2], c.rows, N) = dx.rightCols(N);
   }
