@@ -73,6 +73,19 @@ void Executor::gatherHost(const Batch &batch) {
   }
 }
 
+ForwardCall Executor::callFor(const Batch &batch, std::span<const float *const> args,
+                              std::span<float *const> outs) {
+  ForwardCall call;
+  call.rows = int(batch.instances.size());
+  call.args = args;
+  call.outs = outs;
+  call.hostInts = hostInts_.data();
+  call.hostFloats = hostFloats_.data();
+  call.instanceKeys = keys_.data();
+  call.ctx = &context_;
+  return call;
+}
+
 void Executor::forward(const BatchGraph &graph, const ExecOptions &options) {
   graph_ = &graph;
   options_ = options;
@@ -106,15 +119,7 @@ void Executor::forward(const BatchGraph &graph, const ExecOptions &options) {
     outs.clear();
     for (size_t offset : outOffset_[b])
       outs.push_back(values_.data() + offset);
-    ForwardCall call;
-    call.rows = int(batch.instances.size());
-    call.args = args;
-    call.outs = outs;
-    call.hostInts = hostInts_.data();
-    call.hostFloats = hostFloats_.data();
-    call.instanceKeys = keys_.data();
-    call.ctx = &context_;
-    batch.kernel->forward(call);
+    batch.kernel->forward(callFor(batch, args, outs));
   }
   objective_ = 0;
   for (ValueRef loss : graph.losses())
@@ -158,13 +163,7 @@ void Executor::backward() {
       argGrads.push_back(argGradBuffers[i].data());
     }
     BackwardCall call;
-    call.rows = int(rows);
-    call.args = args;
-    call.outs = outs;
-    call.hostInts = hostInts_.data();
-    call.hostFloats = hostFloats_.data();
-    call.instanceKeys = keys_.data();
-    call.ctx = &context_;
+    static_cast<ForwardCall &>(call) = callFor(batch, args, outs);
     call.outGrads = outGrads;
     call.argGrads = argGrads;
     batch.kernel->backward(call);

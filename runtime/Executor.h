@@ -53,6 +53,9 @@ private:
   /// rows are already contiguous and in order, else gathered into scratch.
   void gatherArgs(const Batch &batch, std::vector<const float *> &args);
   void gatherHost(const Batch &batch);
+  /// The call of `batch` over gathered arguments and host data.
+  ForwardCall callFor(const Batch &batch, std::span<const float *const> args,
+                      std::span<float *const> outs);
 
   ParamStore &params_;
   const BatchGraph *graph_ = nullptr;

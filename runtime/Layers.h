@@ -35,8 +35,7 @@ public:
     ParamStore &p = *c.ctx->params;
     ConstRows<In> x(c.args[0], c.rows, In);
     ConstRows<Out> y(c.outs[0], c.rows, Out);
-    Eigen::Matrix<float, Eigen::Dynamic, Out, Eigen::RowMajor> dz =
-        ConstRows<Out>(c.outGrads[0], c.rows, Out);
+    RowsMatrix<Out> dz = ConstRows<Out>(c.outGrads[0], c.rows, Out);
     activationBackward(act_, dz, y);
     ParamMatrix w(p.at(w_).value.data(), In, Out);
     ParamMatrix dw(p.at(w_).grad.data(), In, Out);
@@ -59,26 +58,12 @@ public:
       : Kernel({std::move(name), {}, {D}, 1, 0, 0}), e_(table) {}
 
   void forward(const ForwardCall &c) const override {
-    const Param &e = c.ctx->params->at(e_);
-    for (int r = 0; r < c.rows; ++r) {
-      int32_t i = c.hostInts[r];
-      if (i < 0 || i >= N)
-        throw std::out_of_range(signature().name + ": index " + std::to_string(i) +
-                                " is outside [0, " + std::to_string(N) + ")");
-      std::copy_n(e.value.data() + size_t(i) * D, D, c.outs[0] + size_t(r) * D);
-    }
+    gatherRows(c.ctx->params->at(e_).value.data(), N, D, c.hostInts, c.rows, c.outs[0],
+               signature().name);
   }
 
   void backward(const BackwardCall &c) const override {
-    Param &e = c.ctx->params->at(e_);
-    for (int r = 0; r < c.rows; ++r) {
-      int32_t i = c.hostInts[r];
-      e.touchRow(i);
-      float *g = e.grad.data() + size_t(i) * D;
-      const float *d = c.outGrads[0] + size_t(r) * D;
-      for (int k = 0; k < D; ++k)
-        g[k] += d[k];
-    }
+    c.ctx->params->at(e_).scatterAddRows(c.hostInts, c.rows, c.outGrads[0]);
   }
 
 private:
@@ -133,7 +118,7 @@ public:
   }
 
 private:
-  template <int C> using Mat = Eigen::Matrix<float, Eigen::Dynamic, C, Eigen::RowMajor>;
+  template <int C> using Mat = RowsMatrix<C>;
   struct Gates {
     Mat<H> i, f, o, u;
   };
@@ -152,6 +137,74 @@ private:
                  g.template middleCols<H>(H).unaryExpr(sig),
                  g.template middleCols<H>(2 * H).unaryExpr(sig),
                  g.template rightCols<H>().array().tanh().matrix()};
+  }
+  int w_, u_, b_;
+};
+
+/// gru(In -> H) as in docs/language.md: args (x, s), result s'.
+/// z = sigmoid(x@Wz + s@Uz + bz), r = sigmoid(x@Wr + s@Ur + br),
+/// n = tanh(x@Wn + (r*s)@Un + bn), s' = (1 - z)*n + z*s. W: [In, 3H] and
+/// U: [H, 3H] hold the z, r, n blocks side by side; b: [3H].
+template <int In, int H> class GruKernel : public Kernel {
+public:
+  GruKernel(std::string name, int w, int u, int b)
+      : Kernel({std::move(name), {In, H}, {H}, 0, 0, 2.0 * (In + H) * 3 * H + 12.0 * H}), w_(w),
+        u_(u), b_(b) {}
+
+  void forward(const ForwardCall &c) const override {
+    State st = state(c);
+    ConstRows<H> s(c.args[1], c.rows, H);
+    Rows<H>(c.outs[0], c.rows, H) =
+        (1.0f - st.z.array()) * st.n.array() + st.z.array() * s.array();
+  }
+
+  void backward(const BackwardCall &c) const override {
+    ParamStore &p = *c.ctx->params;
+    State st = state(c);
+    ConstRows<In> x(c.args[0], c.rows, In);
+    ConstRows<H> s(c.args[1], c.rows, H), ds(c.outGrads[0], c.rows, H);
+    ParamMatrix w(p.at(w_).value.data(), In, 3 * H), dw(p.at(w_).grad.data(), In, 3 * H);
+    ParamMatrix u(p.at(u_).value.data(), H, 3 * H), du(p.at(u_).grad.data(), H, 3 * H);
+    Eigen::Map<Eigen::Matrix<float, 1, 3 * H>> db(p.at(b_).grad.data());
+    Mat<3 * H> dg(c.rows, 3 * H);
+    auto z = st.z.array(), r = st.r.array(), n = st.n.array();
+    dg.template leftCols<H>() = (ds.array() * (s.array() - n) * z * (1.0f - z)).matrix();
+    dg.template rightCols<H>() = (ds.array() * (1.0f - z) * (1.0f - n.square())).matrix();
+    Mat<H> rs = (r * s.array()).matrix();
+    Mat<H> drs = dg.template rightCols<H>() * u.rightCols(H).transpose();
+    dg.template middleCols<H>(H) = (drs.array() * s.array() * r * (1.0f - r)).matrix();
+    dw.noalias() += x.transpose() * dg;
+    du.leftCols(2 * H).noalias() += s.transpose() * dg.template leftCols<2 * H>();
+    du.rightCols(H).noalias() += rs.transpose() * dg.template rightCols<H>();
+    db += dg.colwise().sum();
+    Rows<In>(c.argGrads[0], c.rows, In).noalias() = dg * w.transpose();
+    Rows<H> dsPrev(c.argGrads[1], c.rows, H);
+    dsPrev = (ds.array() * z + drs.array() * r).matrix();
+    dsPrev.noalias() += dg.template leftCols<2 * H>() * u.leftCols(2 * H).transpose();
+  }
+
+private:
+  template <int C> using Mat = RowsMatrix<C>;
+  struct State {
+    Mat<H> z, r, n;
+  };
+  State state(const ForwardCall &c) const {
+    ParamStore &p = *c.ctx->params;
+    ConstRows<In> x(c.args[0], c.rows, In);
+    ConstRows<H> s(c.args[1], c.rows, H);
+    ParamMatrix w(p.at(w_).value.data(), In, 3 * H), u(p.at(u_).value.data(), H, 3 * H);
+    Eigen::Map<const Eigen::Matrix<float, 1, 3 * H>> b(p.at(b_).value.data());
+    Mat<3 * H> g = x * w;
+    g.rowwise() += b;
+    Mat<2 * H> zr = g.template leftCols<2 * H>();
+    zr.noalias() += s * u.leftCols(2 * H);
+    zr = zr.array().logistic();
+    State st{zr.template leftCols<H>(), zr.template rightCols<H>(), {}};
+    Mat<H> rs = (st.r.array() * s.array()).matrix();
+    st.n = g.template rightCols<H>();
+    st.n.noalias() += rs * u.rightCols(H);
+    st.n = st.n.array().tanh();
+    return st;
   }
   int w_, u_, b_;
 };

@@ -4,15 +4,20 @@
 
 #include <Eigen/Dense>
 
+#include <algorithm>
 #include <cmath>
+#include <stdexcept>
+#include <string>
 
 namespace foldc::rt {
 
-/// A batch of rows, `Cols` floats each (Eigen::Dynamic when not known).
+/// A row-major matrix of a batch, `Cols` floats a row (Eigen::Dynamic when not
+/// known). Eigen spells a single column ColMajor; the memory is the same.
 template <int Cols = Eigen::Dynamic>
-using Rows = Eigen::Map<Eigen::Matrix<float, Eigen::Dynamic, Cols, Eigen::RowMajor>>;
-template <int Cols = Eigen::Dynamic>
-using ConstRows = Eigen::Map<const Eigen::Matrix<float, Eigen::Dynamic, Cols, Eigen::RowMajor>>;
+using RowsMatrix =
+    Eigen::Matrix<float, Eigen::Dynamic, Cols, Cols == 1 ? Eigen::ColMajor : Eigen::RowMajor>;
+template <int Cols = Eigen::Dynamic> using Rows = Eigen::Map<RowsMatrix<Cols>>;
+template <int Cols = Eigen::Dynamic> using ConstRows = Eigen::Map<const RowsMatrix<Cols>>;
 /// A parameter matrix, row-major as stored. Its sizes are given at run time:
 /// fully fixed-size Eigen matrices of this size would overflow Eigen's
 /// unrolling heuristics, and GEMM gains nothing from them.
@@ -39,6 +44,19 @@ template <typename G, typename Y> void activationBackward(Act act, G &&grad, con
   case Act::Tanh: grad.array() *= 1.0f - y.array().square(); break;
   case Act::ReLU: grad.array() *= (y.array() > 0.0f).template cast<float>(); break;
   case Act::Sigmoid: grad.array() *= y.array() * (1.0f - y.array()); break;
+  }
+}
+
+/// Copies row `indices[r]` of a `rows x width` table into row r of `out`;
+/// an index outside [0, rows) throws, naming `what`.
+inline void gatherRows(const float *table, int64_t tableRows, int width, const int32_t *indices,
+                       int count, float *out, const std::string &what) {
+  for (int r = 0; r < count; ++r) {
+    int32_t i = indices[r];
+    if (i < 0 || i >= tableRows)
+      throw std::out_of_range(what + ": index " + std::to_string(i) + " is outside [0, " +
+                              std::to_string(tableRows) + ")");
+    std::copy_n(table + size_t(i) * size_t(width), width, out + size_t(r) * size_t(width));
   }
 }
 

@@ -31,6 +31,17 @@ struct Param {
   int64_t size() const { return int64_t(value.size()); }
   int64_t rowWidth() const { return shape.empty() ? 1 : shape.back(); }
   int64_t rows() const { return size() / rowWidth(); }
+  /// Adds row r of `grads` (`count` rows of rowWidth()) to the gradient of
+  /// row indices[r] and marks those rows touched: embedding backward.
+  void scatterAddRows(const int32_t *indices, int count, const float *grads) {
+    int64_t w = rowWidth();
+    for (int r = 0; r < count; ++r) {
+      touchRow(indices[r]);
+      float *g = grad.data() + indices[r] * w;
+      for (int64_t k = 0; k < w; ++k)
+        g[k] += grads[r * w + k];
+    }
+  }
   /// Marks row `r` as having a gradient this step.
   void touchRow(int32_t r) {
     if (!rowTouched[r]) {

@@ -109,25 +109,13 @@ public:
       : Kernel({"tree_leaf", {}, {N, N}, 1, 0, 0}), vocab_(vocab), e_(table) {}
 
   void forward(const ForwardCall &c) const override {
-    const Param &e = c.ctx->params->at(e_);
-    for (int r = 0; r < c.rows; ++r) {
-      int32_t w = c.hostInts[r];
-      if (w < 0 || w >= vocab_)
-        throw std::out_of_range("tree_leaf: word " + std::to_string(w) + " outside the vocabulary");
-      std::copy_n(e.value.data() + size_t(w) * N, N, c.outs[0] + size_t(r) * N);
-    }
+    gatherRows(c.ctx->params->at(e_).value.data(), vocab_, N, c.hostInts, c.rows, c.outs[0],
+               "tree_leaf");
     std::fill_n(c.outs[1], size_t(c.rows) * N, 0.0f);
   }
 
   void backward(const BackwardCall &c) const override {
-    Param &e = c.ctx->params->at(e_);
-    for (int r = 0; r < c.rows; ++r) {
-      int32_t w = c.hostInts[r];
-      e.touchRow(w);
-      float *g = e.grad.data() + size_t(w) * N;
-      for (int k = 0; k < N; ++k)
-        g[k] += c.outGrads[0][size_t(r) * N + k];
-    }
+    c.ctx->params->at(e_).scatterAddRows(c.hostInts, c.rows, c.outGrads[0]);
   }
 
 private:

@@ -28,6 +28,12 @@ TEST_P(FcGradient, MatchesFiniteDifferences) {
 INSTANTIATE_TEST_SUITE_P(Activations, FcGradient,
                          ::testing::Values(Act::None, Act::Tanh, Act::ReLU, Act::Sigmoid));
 
+TEST(KernelGradient, FcWithOneOutput) { // a readout: one column, stored as a column vector
+  ParamStore p = paramsWith({{"W", {4, 1}}, {"b", {1}}});
+  FcKernel<4, 1> fc("readout", 0, 1, Act::None);
+  KernelHarness(fc, p, 3, 15).checkGradients();
+}
+
 TEST(KernelGradient, Embedding) {
   ParamStore p;
   p.add("E", {6, 3}, {InitKind::Uniform, -1, 1}, /*sparseRows=*/true);
@@ -59,6 +65,23 @@ TEST(KernelGradient, Lstm) {
   ParamStore p = paramsWith({{"W", {3, 8}}, {"U", {2, 8}}, {"b", {8}}});
   LstmKernel<3, 2> lstm("cell", 0, 1, 2);
   KernelHarness(lstm, p, 4, 5).checkGradients();
+}
+
+TEST(KernelGradient, Gru) {
+  ParamStore p = paramsWith({{"W", {3, 6}}, {"U", {2, 6}}, {"b", {6}}});
+  GruKernel<3, 2> gru("gru", 0, 1, 2);
+  KernelHarness(gru, p, 4, 13).checkGradients();
+}
+
+TEST(KernelGradient, GruKeepsTheStateWhenTheUpdateGateIsOne) {
+  ParamStore p = paramsWith({{"W", {1, 3}}, {"U", {1, 3}}, {"b", {3}}});
+  p.at(0).value.assign(3, 0.0f);
+  p.at(1).value.assign(3, 0.0f);
+  p.at(2).value = {40.0f, 0.0f, 0.0f}; // z = sigmoid(40) = 1: s' = s
+  GruKernel<1, 1> gru("gru", 0, 1, 2);
+  KernelHarness h(gru, p, 2, 14);
+  h.weights[0] = {1.0f, 1.0f};
+  EXPECT_NEAR(h.objective(), h.args[1][0] + h.args[1][1], 1e-5);
 }
 
 TEST(KernelGradient, TreeLstmNode) {

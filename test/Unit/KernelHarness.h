@@ -22,6 +22,8 @@ struct KernelHarness {
   std::vector<float> floats;
   std::vector<uint64_t> keys;
   ExecContext ctx;
+  std::vector<const float *> argPtrs;
+  std::vector<float *> outPtrs;
 
   KernelHarness(const Kernel &k, ParamStore &p, int n, uint64_t seed, bool training = false)
       : kernel(k), params(p), rows(n) {
@@ -47,23 +49,28 @@ struct KernelHarness {
     ctx = ExecContext{&params, training, 42};
   }
 
+  /// The call over this harness's buffers (pointer lists kept in members).
+  ForwardCall call() {
+    argPtrs.clear();
+    outPtrs.clear();
+    for (auto &x : args)
+      argPtrs.push_back(x.data());
+    for (auto &x : outs)
+      outPtrs.push_back(x.data());
+    ForwardCall c;
+    c.rows = rows;
+    c.args = argPtrs;
+    c.outs = outPtrs;
+    c.hostInts = ints.data();
+    c.hostFloats = floats.data();
+    c.instanceKeys = keys.data();
+    c.ctx = &ctx;
+    return c;
+  }
+
   /// sum(weights * outputs), in double.
   double objective() {
-    std::vector<const float *> a;
-    std::vector<float *> o;
-    for (auto &x : args)
-      a.push_back(x.data());
-    for (auto &x : outs)
-      o.push_back(x.data());
-    ForwardCall call;
-    call.rows = rows;
-    call.args = a;
-    call.outs = o;
-    call.hostInts = ints.data();
-    call.hostFloats = floats.data();
-    call.instanceKeys = keys.data();
-    call.ctx = &ctx;
-    kernel.forward(call);
+    kernel.forward(call());
     double sum = 0;
     for (size_t j = 0; j < outs.size(); ++j)
       for (size_t k = 0; k < outs[j].size(); ++k)
@@ -74,30 +81,20 @@ struct KernelHarness {
   /// Runs backward with d(objective)/d(out) = weights; returns the argument gradients.
   std::vector<std::vector<float>> backward() {
     objective();
-    std::vector<const float *> a, og;
-    std::vector<float *> o, ag;
+    std::vector<const float *> og;
+    std::vector<float *> ag;
     std::vector<std::vector<float>> grads;
-    for (auto &x : args) {
-      a.push_back(x.data());
+    for (auto &x : args)
       grads.emplace_back(x.size(), 0.0f);
-    }
     for (auto &g : grads)
       ag.push_back(g.data());
-    for (auto &x : outs)
-      o.push_back(x.data());
     for (auto &w : weights)
       og.push_back(w.data());
-    BackwardCall call;
-    call.rows = rows;
-    call.args = a;
-    call.outs = o;
-    call.hostInts = ints.data();
-    call.hostFloats = floats.data();
-    call.instanceKeys = keys.data();
-    call.ctx = &ctx;
-    call.outGrads = og;
-    call.argGrads = ag;
-    kernel.backward(call);
+    BackwardCall b;
+    static_cast<ForwardCall &>(b) = call();
+    b.outGrads = og;
+    b.argGrads = ag;
+    kernel.backward(b);
     return grads;
   }
 
