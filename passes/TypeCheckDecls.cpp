@@ -93,7 +93,7 @@ TypeRef TypeChecker::resolveTypeUncached(const TypeExpr &type) {
 }
 
 TypeRef TypeChecker::fieldType(const FieldDecl &field) {
-  if (auto it = fieldTypes_.find(&field); it != fieldTypes_.end())
+  if (auto it = program_.fieldTypes.find(&field); it != program_.fieldTypes.end())
     return it->second;
   TypeRef type = resolveType(*field.type);
   if (!type->isError() && !type->isHost()) {
@@ -101,7 +101,7 @@ TypeRef TypeChecker::fieldType(const FieldDecl &field) {
                                      << toString(type);
     type = types::errorType();
   }
-  fieldTypes_[&field] = type;
+  program_.fieldTypes[&field] = type;
   return type;
 }
 

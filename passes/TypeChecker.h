@@ -98,7 +98,6 @@ private:
 
   enum class State { Unchecked, InProgress, Done };
   std::map<const FunctionDecl *, State> fnState_;
-  std::unordered_map<const FieldDecl *, TypeRef> fieldTypes_;
   std::unordered_map<const TypeExpr *, TypeRef> resolvedTypes_; ///< each written type once
   std::vector<const FunctionDecl *> fnStack_;
   /// A call from one def to another, for the recursion rule.

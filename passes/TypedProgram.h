@@ -74,6 +74,8 @@ struct TypedProgram {
   std::unordered_map<const FunctionDecl *, TypeRef> signatures;
   std::unordered_map<const LayerDecl *, LayerInfo> layers;
   std::unordered_map<const ParamDecl *, ParamInfo> params;
+  /// The type of every field of every `data` declaration.
+  std::unordered_map<const FieldDecl *, TypeRef> fieldTypes;
 
   TypeRef typeOf(const Expr &expr) const {
     auto it = exprTypes.find(&expr);

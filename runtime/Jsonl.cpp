@@ -61,6 +61,12 @@ const json &readArray(const json &value, const JsonPath &at) {
   return value;
 }
 
+const json &readTupleArray(const json &value, const JsonPath &at, size_t size) {
+  if (!value.is_array() || value.size() != size)
+    at.fail("expected an array of " + std::to_string(size) + " elements, " + found(value));
+  return value;
+}
+
 const json &readRecord(const json &value, const JsonPath &at,
                        std::initializer_list<const char *> fields) {
   if (!value.is_object())

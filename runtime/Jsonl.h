@@ -7,6 +7,7 @@
 #include <functional>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace foldc::rt {
 
@@ -47,6 +48,20 @@ const nlohmann::json &readRecord(const nlohmann::json &value, const JsonPath &at
 /// a variant without fields). Returns the variant name; `payload` is its object.
 std::string readVariant(const nlohmann::json &value, const JsonPath &at,
                         const nlohmann::json *&payload);
+
+/// A list: every element read by `readElement(json, path)`.
+template <typename T, typename ReadElement>
+std::vector<T> readList(const nlohmann::json &value, const JsonPath &at, ReadElement readElement) {
+  const nlohmann::json &array = readArray(value, at);
+  std::vector<T> out;
+  out.reserve(array.size());
+  for (size_t i = 0; i < array.size(); ++i)
+    out.push_back(readElement(array[i], at.index(i)));
+  return out;
+}
+
+/// A tuple is an array of exactly `size` elements.
+const nlohmann::json &readTupleArray(const nlohmann::json &value, const JsonPath &at, size_t size);
 
 /// Calls `onLine(json, path)` for every non-empty line of `file`. Invalid JSON
 /// and errors thrown by `onLine` become DataErrors with FILE:LINE.

@@ -13,6 +13,11 @@ config.test_exec_root = os.path.join(config.foldc_binary_root, "test")
 config.substitutions.append(("%foldc", os.path.join(config.foldc_binary_root, "tools", "foldc")))
 config.substitutions.append(("%examples", os.path.join(config.foldc_source_root, "examples")))
 config.substitutions.append(("FileCheck", config.filecheck))
+# Compiles generated code as a user would: warnings are errors.
+config.substitutions.append(("%cxx", config.cxx + " -std=c++20 -O1 -Wall -Wextra -Werror -I"
+                             + config.foldc_source_root))
+config.substitutions.append(("%runtime_lib", config.runtime_lib))
+config.substitutions.append(("%inputs", os.path.join(config.foldc_source_root, "test", "Codegen", "Inputs")))
 # `not` (inverts an exit status) comes from LLVM's tools, beside FileCheck.
 config.environment["PATH"] = os.pathsep.join(
     [os.path.dirname(config.filecheck), os.environ.get("PATH", "")])

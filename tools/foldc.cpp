@@ -3,19 +3,21 @@
 // program, 2 bad usage or unreadable input.
 #include "frontend/ASTPrinter.h"
 #include "frontend/Diagnostics.h"
+#include "codegen/CppGen.h"
 #include "frontend/Parser.h"
 #include "passes/Pipeline.h"
 #include "passes/TypesPrinter.h"
 
 #include <CLI/CLI.hpp>
 
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <map>
 
 namespace {
 
-enum class EmitStage { Tokens, AST, Types };
+enum class EmitStage { Tokens, AST, Types, Cpp };
 
 constexpr int kExitProgramErrors = 1;
 constexpr int kExitUsage = 2;
@@ -25,8 +27,26 @@ struct Options {
   EmitStage emit = EmitStage::AST;
   std::string outputPath;
   unsigned errorLimit = 20;
+  std::string cppNamespace;
   foldc::PipelineOptions pipeline;
 };
+
+/// Writes NAME.h and NAME.cpp into `dir` (created if missing).
+bool writeCpp(const foldc::GeneratedCpp &code, const std::string &dir) {
+  std::error_code error;
+  std::filesystem::create_directories(dir, error);
+  for (const auto &[file, text] : {std::pair{code.name + ".h", &code.header},
+                                   std::pair{code.name + ".cpp", &code.source}}) {
+    std::ofstream out(std::filesystem::path(dir) / file);
+    out << *text;
+    if (!out) {
+      std::cerr << "foldc: error: cannot write '" << (std::filesystem::path(dir) / file).string()
+                << "'\n";
+      return false;
+    }
+  }
+  return true;
+}
 
 int run(const Options &options) {
   foldc::SourceManager sources;
@@ -36,7 +56,7 @@ int run(const Options &options) {
     return kExitUsage;
   }
   std::ofstream outFile;
-  if (!options.outputPath.empty()) {
+  if (!options.outputPath.empty() && options.emit != EmitStage::Cpp) {
     outFile.open(options.outputPath);
     if (!outFile) {
       std::cerr << "foldc: error: cannot write '" << options.outputPath << "'\n";
@@ -62,7 +82,14 @@ int run(const Options &options) {
   auto program = foldc::analyze(*module, diag, pipeline);
   if (diag.hasErrors())
     return kExitProgramErrors;
-  foldc::printTypes(*program, out);
+  if (options.emit == EmitStage::Types) {
+    foldc::printTypes(*program, out);
+    return 0;
+  }
+  foldc::GeneratedCpp code = foldc::generateCpp(*program, options.cppNamespace);
+  if (!options.outputPath.empty())
+    return writeCpp(code, options.outputPath) ? 0 : kExitUsage;
+  out << code.header << '\n' << code.source;
   return 0;
 }
 
@@ -74,10 +101,14 @@ int main(int argc, char **argv) {
   Options options;
   app.add_option("FILE", options.input, "the .fold file ('-' reads standard input)");
   const std::map<std::string, EmitStage> stages{
-      {"tokens", EmitStage::Tokens}, {"ast", EmitStage::AST}, {"types", EmitStage::Types}};
+      {"tokens", EmitStage::Tokens}, {"ast", EmitStage::AST}, {"types", EmitStage::Types},
+      {"cpp", EmitStage::Cpp}};
   std::string emit = "types";
-  app.add_option("--emit", emit, "what to print: tokens, ast or types (default)")
-      ->check(CLI::IsMember({"tokens", "ast", "types"}));
+  app.add_option("--emit", emit,
+                 "what to print: tokens, ast, types (default) or cpp (so far: data types "
+                 "and JSONL readers; with -o DIR, writes DIR/NAME.h and DIR/NAME.cpp)")
+      ->check(CLI::IsMember({"tokens", "ast", "types", "cpp"}));
+  app.add_option("--namespace", options.cppNamespace, "C++ namespace of generated code");
   app.add_flag("--print-after-all", options.pipeline.printAfterAll,
                "print each pass's result on stderr");
   app.add_flag("--time-passes", options.pipeline.timePasses, "print each pass's time on stderr");

@@ -1,0 +1,41 @@
+// Writing C++ source: indentation, scopes and fresh names.
+#pragma once
+
+#include <sstream>
+#include <string>
+
+namespace foldc {
+
+/// Accumulates C++ text line by line at the current indentation.
+class Emitter {
+public:
+  /// Writes one line at the current indentation ("" writes an empty line).
+  Emitter &line(const std::string &text = "");
+
+  /// A block: writes `open`, indents until destroyed, then writes `close`.
+  class Scope {
+  public:
+    Scope(Emitter &e, std::string close) : emitter_(&e), close_(std::move(close)) {}
+    Scope(Scope &&other) noexcept : emitter_(other.emitter_), close_(std::move(other.close_)) {
+      other.emitter_ = nullptr;
+    }
+    Scope(const Scope &) = delete;
+    ~Scope();
+
+  private:
+    Emitter *emitter_;
+    std::string close_;
+  };
+  [[nodiscard]] Scope scope(const std::string &open, const std::string &close = "}");
+
+  /// A name not used before in this emitter: `prefix0`, `prefix1`, ...
+  std::string fresh(const std::string &prefix);
+  std::string str() const { return out_.str(); }
+
+private:
+  std::ostringstream out_;
+  int indent_ = 0;
+  int counter_ = 0;
+};
+
+} // namespace foldc
