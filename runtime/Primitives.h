@@ -1,0 +1,188 @@
+// Batched primitive operations with their gradients: the pieces generated
+// kernels are made of. A fused kernel calls the forwards in order on batch
+// matrices (one row per instance) and the backwards in reverse. Backward
+// functions *accumulate* (+=) into input gradients, since one intermediate
+// may feed several operations; parameter gradients accumulate likewise.
+// Sizes are template parameters so every loop and GEMM has compile-time widths.
+#pragma once
+
+#include "runtime/Ops.h"
+#include "runtime/Params.h"
+
+namespace foldc::rt::ops {
+
+template <int W> using In = ConstRows<W>;
+template <int W> using Out = Rows<W>;
+
+/// y = x @ W for a parameter W: [I, O].
+template <int I, int O> struct Linear {
+  static void forward(In<I> x, const Param &w, Out<O> y) {
+    y.noalias() = x * ParamMatrix(const_cast<float *>(w.value.data()), I, O);
+  }
+  static void backward(In<I> x, Param &w, In<O> dy, Out<I> dx) {
+    ParamMatrix(w.grad.data(), I, O).noalias() += x.transpose() * dy;
+    dx.noalias() += dy * ParamMatrix(w.value.data(), I, O).transpose();
+  }
+};
+
+/// y = x + b for a parameter b: [W].
+template <int W> struct BiasAdd {
+  static void forward(In<W> x, const Param &b, Out<W> y) {
+    y = x.rowwise() + Eigen::Map<const Eigen::Matrix<float, 1, W>>(b.value.data());
+  }
+  static void backward(Param &b, In<W> dy, Out<W> dx) {
+    Eigen::Map<Eigen::Matrix<float, 1, W>>(b.grad.data()) += dy.colwise().sum();
+    dx += dy;
+  }
+};
+
+enum class BinaryKind { Add, Sub, Mul, Div };
+
+/// Element-wise a (op) b where A and B are W or 1 (a scalar broadcast).
+template <BinaryKind K, int A, int B> struct Binary {
+  static constexpr int W = A > B ? A : B;
+  template <typename M, int From> static auto wide(const M &m) {
+    if constexpr (From == W)
+      return m.array();
+    else
+      return m.array().replicate(1, W);
+  }
+  static void forward(In<A> a, In<B> b, Out<W> y) {
+    auto x = wide<In<A>, A>(a), z = wide<In<B>, B>(b);
+    if constexpr (K == BinaryKind::Add) y = (x + z).matrix();
+    if constexpr (K == BinaryKind::Sub) y = (x - z).matrix();
+    if constexpr (K == BinaryKind::Mul) y = (x * z).matrix();
+    if constexpr (K == BinaryKind::Div) y = (x / z).matrix();
+  }
+  /// Sums a full-width gradient back to the operand's width.
+  template <int To> static void accumulate(const RowsMatrix<W> &g, Out<To> d) {
+    if constexpr (To == W)
+      d += g;
+    else
+      d += g.rowwise().sum();
+  }
+  static void backward(In<A> a, In<B> b, In<W> dy, Out<A> da, Out<B> db) {
+    auto x = wide<In<A>, A>(a), z = wide<In<B>, B>(b);
+    RowsMatrix<W> ga, gb;
+    if constexpr (K == BinaryKind::Add) { ga = dy; gb = dy; }
+    if constexpr (K == BinaryKind::Sub) { ga = dy; gb = -dy; }
+    if constexpr (K == BinaryKind::Mul) { ga = (dy.array() * z).matrix(); gb = (dy.array() * x).matrix(); }
+    if constexpr (K == BinaryKind::Div) {
+      ga = (dy.array() / z).matrix();
+      gb = (-dy.array() * x / z.square()).matrix();
+    }
+    accumulate<A>(ga, da);
+    accumulate<B>(gb, db);
+  }
+};
+
+enum class UnaryKind { Neg, Tanh, Sigmoid, ReLU, Elu, Softplus, Exp, Log, Abs, Sqrt, Square };
+
+/// Element-wise functions; the backward reads the input x and output y.
+template <UnaryKind K, int W> struct Unary {
+  static void forward(In<W> x, Out<W> y) {
+    auto v = x.array();
+    if constexpr (K == UnaryKind::Neg) y = -x;
+    if constexpr (K == UnaryKind::Tanh) y = v.tanh().matrix();
+    if constexpr (K == UnaryKind::Sigmoid) y = v.logistic().matrix();
+    if constexpr (K == UnaryKind::ReLU) y = v.max(0.0f).matrix();
+    if constexpr (K == UnaryKind::Elu) y = (v > 0.0f).select(v, v.exp() - 1.0f).matrix();
+    if constexpr (K == UnaryKind::Softplus)
+      y = (v.max(0.0f) + (-v.abs()).exp().log1p()).matrix();
+    if constexpr (K == UnaryKind::Exp) y = v.exp().matrix();
+    if constexpr (K == UnaryKind::Log) y = v.log().matrix();
+    if constexpr (K == UnaryKind::Abs) y = v.abs().matrix();
+    if constexpr (K == UnaryKind::Sqrt) y = v.sqrt().matrix();
+    if constexpr (K == UnaryKind::Square) y = v.square().matrix();
+  }
+  static void backward(In<W> x, In<W> y, In<W> dy, Out<W> dx) {
+    auto v = x.array(), o = y.array(), g = dy.array();
+    if constexpr (K == UnaryKind::Neg) dx -= dy;
+    if constexpr (K == UnaryKind::Tanh) dx += (g * (1.0f - o.square())).matrix();
+    if constexpr (K == UnaryKind::Sigmoid) dx += (g * o * (1.0f - o)).matrix();
+    if constexpr (K == UnaryKind::ReLU) dx += (g * (v > 0.0f).template cast<float>()).matrix();
+    if constexpr (K == UnaryKind::Elu) dx += (g * (v > 0.0f).select(1.0f, o + 1.0f)).matrix();
+    if constexpr (K == UnaryKind::Softplus) dx += (g * v.logistic()).matrix();
+    if constexpr (K == UnaryKind::Exp) dx += (g * o).matrix();
+    if constexpr (K == UnaryKind::Log) dx += (g / v).matrix();
+    if constexpr (K == UnaryKind::Abs) dx += (g * v.sign()).matrix();
+    if constexpr (K == UnaryKind::Sqrt) dx += (g * 0.5f / o).matrix();
+    if constexpr (K == UnaryKind::Square) dx += (g * 2.0f * v).matrix();
+  }
+};
+
+/// x[Lo:Hi] on the last axis (an index i is the slice [i:i+1]).
+template <int W, int Lo, int Hi> struct Slice {
+  static void forward(In<W> x, Out<Hi - Lo> y) { y = x.middleCols(Lo, Hi - Lo); }
+  static void backward(In<Hi - Lo> dy, Out<W> dx) { dx.middleCols(Lo, Hi - Lo) += dy; }
+};
+
+/// [a, b] on the last axis; longer concatenations chain it.
+template <int A, int B> struct Concat {
+  static void forward(In<A> a, In<B> b, Out<A + B> y) {
+    y.leftCols(A) = a;
+    y.rightCols(B) = b;
+  }
+  static void backward(In<A + B> dy, Out<A> da, Out<B> db) {
+    da += dy.leftCols(A);
+    db += dy.rightCols(B);
+  }
+};
+
+/// dot(a, b) per row.
+template <int W> struct Dot {
+  static void forward(In<W> a, In<W> b, Out<1> y) { y = a.cwiseProduct(b).rowwise().sum(); }
+  static void backward(In<W> a, In<W> b, In<1> dy, Out<W> da, Out<W> db) {
+    da += (b.array().colwise() * dy.array()).matrix();
+    db += (a.array().colwise() * dy.array()).matrix();
+  }
+};
+
+enum class ReduceKind { Sum, Mean, Max, Min };
+
+/// sum/mean/max/min over the last axis (ties in max/min: the first wins).
+template <ReduceKind K, int W> struct Reduce {
+  static void forward(In<W> x, Out<1> y) {
+    if constexpr (K == ReduceKind::Sum) y = x.rowwise().sum();
+    if constexpr (K == ReduceKind::Mean) y = x.rowwise().mean();
+    if constexpr (K == ReduceKind::Max) y = x.rowwise().maxCoeff();
+    if constexpr (K == ReduceKind::Min) y = x.rowwise().minCoeff();
+  }
+  static void backward(In<W> x, In<1> dy, Out<W> dx) {
+    if constexpr (K == ReduceKind::Sum) dx.colwise() += dy.col(0);
+    if constexpr (K == ReduceKind::Mean) dx.colwise() += dy.col(0) / float(W);
+    if constexpr (K == ReduceKind::Max || K == ReduceKind::Min) {
+      for (Eigen::Index r = 0; r < x.rows(); ++r) {
+        Eigen::Index at;
+        if constexpr (K == ReduceKind::Max) x.row(r).maxCoeff(&at);
+        else x.row(r).minCoeff(&at);
+        dx(r, at) += dy(r, 0);
+      }
+    }
+  }
+};
+
+/// softmax over the last axis.
+template <int W> struct Softmax {
+  static void forward(In<W> x, Out<W> y) {
+    y = (x.colwise() - x.rowwise().maxCoeff()).array().exp().matrix();
+    y.array().colwise() /= y.rowwise().sum().array();
+  }
+  static void backward(In<W> y, In<W> dy, Out<W> dx) {
+    Eigen::Matrix<float, Eigen::Dynamic, 1> inner = y.cwiseProduct(dy).rowwise().sum();
+    dx += (y.array() * (dy.colwise() - inner).array()).matrix();
+  }
+};
+
+/// argmax over the last axis as a float index (no gradient).
+template <int W> struct Argmax {
+  static void forward(In<W> x, Out<1> y) {
+    for (Eigen::Index r = 0; r < x.rows(); ++r) {
+      Eigen::Index at;
+      x.row(r).maxCoeff(&at);
+      y(r, 0) = float(at);
+    }
+  }
+};
+
+} // namespace foldc::rt::ops

@@ -1,0 +1,209 @@
+// Finite-difference checks of every batched primitive's backward pass.
+#include "runtime/Primitives.h"
+
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <random>
+
+namespace foldc::rt::ops {
+namespace {
+
+using Mat = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+template <int W> In<W> in(const Mat &m) { return In<W>(m.data(), m.rows(), W); }
+template <int W> Out<W> out(Mat &m) { return Out<W>(m.data(), m.rows(), W); }
+
+/// One primitive under test: input widths, output width, and its passes.
+struct OpCase {
+  std::vector<int> widths;
+  int outWidth;
+  std::function<void(const std::vector<Mat> &, Mat &)> forward;
+  std::function<void(const std::vector<Mat> &, const Mat &, const Mat &, std::vector<Mat> &)>
+      backward;
+  ParamStore *params = nullptr;
+  float lo = -1.0f, hi = 1.0f; ///< input range (positive for log and sqrt)
+};
+
+/// Objective sum(weights * output); compares analytic gradients of inputs
+/// and parameters with central differences.
+void checkOp(const OpCase &op, uint64_t seed = 1, int rows = 3) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<float> dist(op.lo, op.hi), wdist(-1.0f, 1.0f);
+  std::vector<Mat> inputs;
+  for (int w : op.widths) {
+    inputs.emplace_back(rows, w);
+    for (float &v : inputs.back().reshaped())
+      v = dist(rng);
+  }
+  Mat weights(rows, op.outWidth);
+  for (float &v : weights.reshaped())
+    v = wdist(rng);
+  auto objective = [&]() {
+    Mat y(rows, op.outWidth);
+    op.forward(inputs, y);
+    return double(y.cwiseProduct(weights).sum());
+  };
+  Mat y(rows, op.outWidth);
+  op.forward(inputs, y);
+  std::vector<Mat> grads;
+  for (int w : op.widths)
+    grads.push_back(Mat::Zero(rows, w));
+  if (op.params)
+    op.params->zeroGrads();
+  op.backward(inputs, y, weights, grads);
+  const double h = 1e-3;
+  auto numeric = [&](float &x) {
+    float saved = x;
+    x = saved + float(h);
+    double up = objective();
+    x = saved - float(h);
+    double down = objective();
+    x = saved;
+    return (up - down) / (2 * h);
+  };
+  for (size_t i = 0; i < inputs.size(); ++i)
+    for (Eigen::Index k = 0; k < inputs[i].size(); ++k)
+      EXPECT_NEAR(grads[i].data()[k], numeric(inputs[i].data()[k]),
+                  2e-2 * std::max(1.0, std::abs(double(grads[i].data()[k]))))
+          << "input " << i << " element " << k;
+  if (!op.params)
+    return;
+  for (int id = 0; id < op.params->count(); ++id) {
+    Param &p = op.params->at(id);
+    std::vector<float> analytic = p.grad;
+    for (size_t k = 0; k < p.value.size(); ++k)
+      EXPECT_NEAR(analytic[k], numeric(p.value[k]), 2e-2 * std::max(1.0, std::abs(double(analytic[k]))))
+          << p.name << "[" << k << "]";
+  }
+}
+
+TEST(Primitives, Linear) {
+  ParamStore p;
+  p.add("W", {4, 3}, {InitKind::Uniform, -1, 1});
+  p.initialize(2);
+  checkOp({{4}, 3,
+           [&](auto &x, Mat &y) { Linear<4, 3>::forward(in<4>(x[0]), p.at(0), out<3>(y)); },
+           [&](auto &x, const Mat &, const Mat &dy, auto &dx) {
+             Linear<4, 3>::backward(in<4>(x[0]), p.at(0), in<3>(dy), out<4>(dx[0]));
+           },
+           &p});
+}
+
+TEST(Primitives, BiasAdd) {
+  ParamStore p;
+  p.add("b", {3}, {InitKind::Uniform, -1, 1});
+  p.initialize(3);
+  checkOp({{3}, 3, [&](auto &x, Mat &y) { BiasAdd<3>::forward(in<3>(x[0]), p.at(0), out<3>(y)); },
+           [&](auto &, const Mat &, const Mat &dy, auto &dx) {
+             BiasAdd<3>::backward(p.at(0), in<3>(dy), out<3>(dx[0]));
+           },
+           &p});
+}
+
+template <BinaryKind K, int A, int B> OpCase binaryCase() {
+  using Op = Binary<K, A, B>;
+  OpCase c{{A, B}, Op::W,
+           [](auto &x, Mat &y) { Op::forward(in<A>(x[0]), in<B>(x[1]), out<Op::W>(y)); },
+           [](auto &x, const Mat &, const Mat &dy, auto &dx) {
+             Op::backward(in<A>(x[0]), in<B>(x[1]), in<Op::W>(dy), out<A>(dx[0]), out<B>(dx[1]));
+           }};
+  if (K == BinaryKind::Div) { // keep the divisor away from zero
+    c.lo = 0.5f;
+    c.hi = 2.0f;
+  }
+  return c;
+}
+
+TEST(Primitives, BinaryWithBroadcasting) {
+  checkOp(binaryCase<BinaryKind::Add, 3, 3>());
+  checkOp(binaryCase<BinaryKind::Sub, 3, 1>());
+  checkOp(binaryCase<BinaryKind::Mul, 1, 3>());
+  checkOp(binaryCase<BinaryKind::Mul, 3, 3>());
+  checkOp(binaryCase<BinaryKind::Div, 3, 3>());
+  checkOp(binaryCase<BinaryKind::Div, 1, 3>());
+}
+
+template <UnaryKind K> void checkUnary(float lo = -1.0f, float hi = 1.0f) {
+  using Op = Unary<K, 4>;
+  OpCase c{{4}, 4, [](auto &x, Mat &y) { Op::forward(in<4>(x[0]), out<4>(y)); },
+           [](auto &x, const Mat &y, const Mat &dy, auto &dx) {
+             Op::backward(in<4>(x[0]), in<4>(y), in<4>(dy), out<4>(dx[0]));
+           }};
+  c.lo = lo;
+  c.hi = hi;
+  checkOp(c, uint64_t(K) + 10);
+}
+
+TEST(Primitives, Unary) {
+  checkUnary<UnaryKind::Neg>();
+  checkUnary<UnaryKind::Tanh>();
+  checkUnary<UnaryKind::Sigmoid>();
+  checkUnary<UnaryKind::ReLU>();
+  checkUnary<UnaryKind::Elu>();
+  checkUnary<UnaryKind::Softplus>();
+  checkUnary<UnaryKind::Exp>();
+  checkUnary<UnaryKind::Log>(0.5f, 2.0f);
+  checkUnary<UnaryKind::Abs>();
+  checkUnary<UnaryKind::Sqrt>(0.5f, 2.0f);
+  checkUnary<UnaryKind::Square>();
+}
+
+TEST(Primitives, SliceConcatDot) {
+  checkOp({{6}, 2, [](auto &x, Mat &y) { Slice<6, 3, 5>::forward(in<6>(x[0]), out<2>(y)); },
+           [](auto &, const Mat &, const Mat &dy, auto &dx) {
+             Slice<6, 3, 5>::backward(in<2>(dy), out<6>(dx[0]));
+           }});
+  checkOp({{2, 3}, 5,
+           [](auto &x, Mat &y) { Concat<2, 3>::forward(in<2>(x[0]), in<3>(x[1]), out<5>(y)); },
+           [](auto &, const Mat &, const Mat &dy, auto &dx) {
+             Concat<2, 3>::backward(in<5>(dy), out<2>(dx[0]), out<3>(dx[1]));
+           }});
+  checkOp({{4, 4}, 1, [](auto &x, Mat &y) { Dot<4>::forward(in<4>(x[0]), in<4>(x[1]), out<1>(y)); },
+           [](auto &x, const Mat &, const Mat &dy, auto &dx) {
+             Dot<4>::backward(in<4>(x[0]), in<4>(x[1]), in<1>(dy), out<4>(dx[0]), out<4>(dx[1]));
+           }});
+}
+
+template <ReduceKind K> void checkReduce() {
+  checkOp({{5}, 1, [](auto &x, Mat &y) { Reduce<K, 5>::forward(in<5>(x[0]), out<1>(y)); },
+           [](auto &x, const Mat &, const Mat &dy, auto &dx) {
+             Reduce<K, 5>::backward(in<5>(x[0]), in<1>(dy), out<5>(dx[0]));
+           }},
+          uint64_t(K) + 30);
+}
+
+TEST(Primitives, Reductions) {
+  checkReduce<ReduceKind::Sum>();
+  checkReduce<ReduceKind::Mean>();
+  checkReduce<ReduceKind::Max>();
+  checkReduce<ReduceKind::Min>();
+}
+
+TEST(Primitives, Softmax) {
+  checkOp({{4}, 4, [](auto &x, Mat &y) { Softmax<4>::forward(in<4>(x[0]), out<4>(y)); },
+           [](auto &, const Mat &y, const Mat &dy, auto &dx) {
+             Softmax<4>::backward(in<4>(y), in<4>(dy), out<4>(dx[0]));
+           }});
+  Mat x(1, 3), y(1, 3);
+  x << 0.0f, std::log(2.0f), std::log(5.0f);
+  Softmax<3>::forward(in<3>(x), out<3>(y));
+  EXPECT_NEAR(y(0, 0), 1.0f / 8, 1e-6);
+  EXPECT_NEAR(y(0, 2), 5.0f / 8, 1e-6);
+}
+
+TEST(Primitives, ArgmaxTakesTheFirstMaximum) {
+  Mat x(2, 3), y(2, 1);
+  x << 1, 5, 5, -1, -3, -2;
+  Argmax<3>::forward(in<3>(x), out<1>(y));
+  EXPECT_EQ(y(0, 0), 1.0f);
+  EXPECT_EQ(y(1, 0), 0.0f);
+}
+
+TEST(Primitives, BackwardAccumulates) {
+  Mat x = Mat::Constant(2, 3, 1.0f), dy = Mat::Constant(2, 3, 1.0f), dx = Mat::Constant(2, 3, 5.0f);
+  Unary<UnaryKind::Square, 3>::backward(in<3>(x), in<3>(x), in<3>(dy), out<3>(dx));
+  EXPECT_EQ(dx(0, 0), 7.0f) << "5 already there + 2x";
+}
+
+} // namespace
+} // namespace foldc::rt::ops
