@@ -5,6 +5,7 @@
 #include "frontend/Diagnostics.h"
 #include "codegen/CppGen.h"
 #include "frontend/Parser.h"
+#include "passes/BatchingAnalysis.h"
 #include "passes/Pipeline.h"
 #include "passes/TypesPrinter.h"
 
@@ -17,7 +18,7 @@
 
 namespace {
 
-enum class EmitStage { Tokens, AST, Types, Cpp };
+enum class EmitStage { Tokens, AST, Types, Plan, Cpp };
 
 constexpr int kExitProgramErrors = 1;
 constexpr int kExitUsage = 2;
@@ -86,6 +87,10 @@ int run(const Options &options) {
     foldc::printTypes(*program, out);
     return 0;
   }
+  if (options.emit == EmitStage::Plan) {
+    foldc::printPlan(foldc::analyzeBatching(*program), out);
+    return 0;
+  }
   foldc::GeneratedCpp code = foldc::generateCpp(*program, options.cppNamespace);
   if (!options.outputPath.empty())
     return writeCpp(code, options.outputPath) ? 0 : kExitUsage;
@@ -102,12 +107,12 @@ int main(int argc, char **argv) {
   app.add_option("FILE", options.input, "the .fold file ('-' reads standard input)");
   const std::map<std::string, EmitStage> stages{
       {"tokens", EmitStage::Tokens}, {"ast", EmitStage::AST}, {"types", EmitStage::Types},
-      {"cpp", EmitStage::Cpp}};
+      {"plan", EmitStage::Plan}, {"cpp", EmitStage::Cpp}};
   std::string emit = "types";
   app.add_option("--emit", emit,
-                 "what to print: tokens, ast, types (default) or cpp (so far: data types "
+                 "what to print: tokens, ast, types (default), plan or cpp (so far: data types "
                  "and JSONL readers; with -o DIR, writes DIR/NAME.h and DIR/NAME.cpp)")
-      ->check(CLI::IsMember({"tokens", "ast", "types", "cpp"}));
+      ->check(CLI::IsMember({"tokens", "ast", "types", "plan", "cpp"}));
   app.add_option("--namespace", options.cppNamespace, "C++ namespace of generated code");
   app.add_flag("--print-after-all", options.pipeline.printAfterAll,
                "print each pass's result on stderr");

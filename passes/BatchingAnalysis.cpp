@@ -1,0 +1,788 @@
+// Lowering to kernels and unfolding steps (see BatchingAnalysis.h).
+#include "passes/BatchingAnalysis.h"
+
+#include "frontend/ASTPrinter.h"
+#include "passes/Builtins.h"
+
+#include <algorithm>
+#include <functional>
+#include <map>
+#include <memory>
+
+namespace foldc {
+
+namespace {
+
+/// What lowering knows about a value.
+struct AVal {
+  enum class Kind { Host, Local, Handle, Tuple, Block, None } kind = Kind::None;
+  std::string text;          ///< Host: source text; Handle: its name in the steps
+  TypeRef type;
+  int kernel = -1, value = -1; ///< Local: value `value` of kernel `kernel`
+  int stage = 0;             ///< Local, Handle
+  std::vector<AVal> elements; ///< Tuple
+  std::shared_ptr<const BlockValue> block;
+  bool constant = false;     ///< Host: a literal or const, folded into the kernel
+
+  bool isTensorLike() const { return kind == Kind::Local || kind == Kind::Handle; }
+  static AVal host(std::string text, TypeRef type) {
+    AVal v;
+    v.kind = Kind::Host;
+    v.text = std::move(text);
+    v.type = std::move(type);
+    return v;
+  }
+  static AVal constantValue(std::string text, TypeRef type) {
+    AVal v = host(std::move(text), std::move(type));
+    v.constant = true;
+    return v;
+  }
+  static AVal handle(std::string text, TypeRef type, int stage) {
+    AVal v;
+    v.kind = Kind::Handle;
+    v.text = std::move(text);
+    v.type = std::move(type);
+    v.stage = stage;
+    return v;
+  }
+};
+
+/// An unfolding context: a body, an arm or a block applied by a combinator.
+/// Its kernels are indexed by stage.
+struct Context {
+  std::string name;
+  std::map<int, int> kernelAtStage;
+  std::vector<UnfoldStep> *steps;
+  int kernelsMade = 0;
+};
+
+class Lowering {
+public:
+  explicit Lowering(const TypedProgram &program) : program_(program) {}
+
+  BatchPlan run() {
+    for (const DeclPtr &d : program_.module->decls)
+      if (auto *fn = dyn_cast<FunctionDecl>(d.get())) {
+        if (!fn->isModel() && inlinable(*fn)) {
+          plan_.inlined.push_back(fn->name);
+          continue;
+        }
+        lowerFunction(*fn);
+      }
+    return std::move(plan_);
+  }
+
+private:
+  // ------------------------------------------------------------ inlining
+  bool inlinable(const FunctionDecl &fn) {
+    if (auto it = inlinable_.find(&fn); it != inlinable_.end())
+      return it->second;
+    inlinable_[&fn] = false; // recursion is never inlined
+    bool ok = true;
+    for (const Parameter &p : fn.params)
+      ok &= !program_.bindingTypes.at(&p)->isHost();
+    std::function<void(const Expr &)> visit = [&](const Expr &e) {
+      switch (e.kind()) {
+      case ExprKind::Match: case ExprKind::If: case ExprKind::Lambda: case ExprKind::List:
+      case ExprKind::Accessor: case ExprKind::Pipe:
+        ok = false;
+        return;
+      case ExprKind::Call: {
+        auto &call = static_cast<const CallExpr &>(e);
+        if (auto *name = dyn_cast<NameExpr>(call.callee.get())) {
+          auto sym = program_.names->names.find(name);
+          if (sym != program_.names->names.end()) {
+            if (sym->second.kind == Symbol::Kind::Builtin &&
+                findBuiltin(sym->second.builtin)->kind == BuiltinKind::Combinator)
+              ok = false;
+            if (sym->second.kind == Symbol::Kind::Def &&
+                !inlinable(*static_cast<const FunctionDecl *>(sym->second.decl)))
+              ok = false;
+            if (sym->second.kind == Symbol::Kind::Local)
+              ok = false;
+          }
+        } else {
+          ok = false;
+        }
+        for (const Argument &a : call.args)
+          visit(*a.value);
+        return;
+      }
+      default:
+        forEachChild(e, visit);
+      }
+    };
+    if (fn.exprBody)
+      visit(*fn.exprBody);
+    for (const StmtPtr &s : fn.body) {
+      if (auto *let = dyn_cast<LetStmt>(s.get()))
+        visit(*let->value);
+      else if (auto *v = dyn_cast<ValueStmt>(s.get()))
+        visit(*v->value);
+      else if (auto *m = dyn_cast<MetricStmt>(s.get()))
+        visit(*m->value);
+    }
+    inlinable_[&fn] = ok;
+    return ok;
+  }
+
+  static void forEachChild(const Expr &e, const std::function<void(const Expr &)> &f) {
+    if (auto *m = dyn_cast<MemberExpr>(&e)) f(*m->base);
+    else if (auto *i = dyn_cast<IndexExpr>(&e)) { f(*i->base); f(*i->index); }
+    else if (auto *s = dyn_cast<SliceExpr>(&e)) { f(*s->base); if (s->lo) f(*s->lo); if (s->hi) f(*s->hi); }
+    else if (auto *n = dyn_cast<NegExpr>(&e)) f(*n->operand);
+    else if (auto *b = dyn_cast<BinaryExpr>(&e)) { f(*b->lhs); f(*b->rhs); }
+    else if (auto *t = dyn_cast<TupleExpr>(&e)) { for (auto &x : t->elements) f(*x); }
+  }
+
+  // ------------------------------------------------------------ functions
+  void lowerFunction(const FunctionDecl &fn) {
+    FunctionPlan fp;
+    fp.function = &fn;
+    Context ctx{fn.name, {}, &fp.steps};
+    for (const Parameter &p : fn.params) {
+      TypeRef t = program_.bindingTypes.at(&p);
+      env_[&p] = t->isHost() ? AVal::host(p.name, t) : handleFor(p.name, t, 0);
+    }
+    if (fn.exprBody) {
+      AVal result = eval(*fn.exprBody, ctx);
+      step(ctx, "return " + describe(result, ctx));
+    }
+    for (const StmtPtr &s : fn.body)
+      lowerStmt(*s, ctx);
+    plan_.functions.push_back(std::move(fp));
+  }
+
+  /// A value that arrives from a structural step; tuples arrive element-wise.
+  AVal handleFor(const std::string &name, const TypeRef &type, int stage) {
+    if (type->kind == TypeKind::Tuple && containsTensor(type)) {
+      AVal t;
+      t.kind = AVal::Kind::Tuple;
+      t.type = type;
+      for (size_t i = 0; i < type->elements.size(); ++i)
+        t.elements.push_back(handleFor(name + "." + std::to_string(i), type->elements[i], stage));
+      return t;
+    }
+    if (type->isHost())
+      return AVal::host(name, type);
+    return AVal::handle(name, type, stage);
+  }
+
+  void step(Context &ctx, std::string text) { ctx.steps->push_back({std::move(text), {}}); }
+
+  void lowerStmt(const Stmt &s, Context &ctx) {
+    switch (s.kind()) {
+    case StmtKind::Let: {
+      auto &let = static_cast<const LetStmt &>(s);
+      bind(*let.pattern, eval(*let.value, ctx));
+      return;
+    }
+    case StmtKind::Param:
+      return; // params are read by the operations that use them
+    case StmtKind::Return: {
+      AVal v = eval(*static_cast<const ValueStmt &>(s).value, ctx);
+      step(ctx, "return " + describe(v, ctx));
+      return;
+    }
+    case StmtKind::Loss:
+      markResult(eval(*static_cast<const ValueStmt &>(s).value, ctx), "loss", ctx);
+      return;
+    case StmtKind::Output:
+      markResult(eval(*static_cast<const ValueStmt &>(s).value, ctx), "output", ctx);
+      return;
+    case StmtKind::Metric: {
+      auto &m = static_cast<const MetricStmt &>(s);
+      markResult(eval(*m.value, ctx), "metric " + m.name, ctx);
+      return;
+    }
+    }
+  }
+
+  void markResult(const AVal &v, const std::string &role, Context &ctx) {
+    if (v.kind == AVal::Kind::Local) {
+      plan_.kernels[size_t(v.kernel)].results.push_back({v.value, role});
+      return;
+    }
+    step(ctx, role + " " + describe(v, ctx));
+  }
+
+  void bind(const Pattern &p, const AVal &v) {
+    if (auto *n = dyn_cast<NamePattern>(&p)) {
+      env_[n] = v;
+    } else if (auto *t = dyn_cast<TuplePattern>(&p)) {
+      for (size_t i = 0; i < t->elements.size(); ++i)
+        bind(*t->elements[i], element(v, i));
+    }
+  }
+
+  AVal element(const AVal &v, size_t i) {
+    if (v.kind == AVal::Kind::Tuple)
+      return v.elements[i];
+    TypeRef t = v.type->kind == TypeKind::Tuple ? v.type->elements[i] : types::errorType();
+    return handleFor(v.text + "." + std::to_string(i), t, v.stage);
+  }
+
+  /// How a step names a value: a handle's name, a kernel result, host text.
+  std::string describe(const AVal &v, Context &ctx) {
+    switch (v.kind) {
+    case AVal::Kind::Local:
+      return materialize(v);
+    case AVal::Kind::Tuple: {
+      std::string out;
+      for (const AVal &e : v.elements)
+        out += (out.empty() ? "" : ", ") + describe(e, ctx);
+      return "(" + out + ")";
+    }
+    default:
+      return v.text;
+    }
+  }
+
+  /// A local value used outside its kernel becomes one of the kernel's results.
+  std::string materialize(const AVal &v) {
+    KernelPlan &k = plan_.kernels[size_t(v.kernel)];
+    bool present = false;
+    for (auto &[value, role] : k.results)
+      present |= value == v.value && role == "value";
+    if (!present)
+      k.results.push_back({v.value, "value"});
+    return k.name + "%" + std::to_string(v.value);
+  }
+
+  // ------------------------------------------------------------ kernels
+  KernelPlan &kernelAt(Context &ctx, int stage, SourceRange range) {
+    auto it = ctx.kernelAtStage.find(stage);
+    if (it != ctx.kernelAtStage.end())
+      return plan_.kernels[size_t(it->second)];
+    KernelPlan k;
+    k.id = int(plan_.kernels.size());
+    k.name = ctx.name + "." + std::to_string(ctx.kernelsMade++);
+    k.range = range;
+    ctx.kernelAtStage[stage] = k.id;
+    plan_.kernels.push_back(std::move(k));
+    step(ctx, "instance " + plan_.kernels.back().name);
+    return plan_.kernels.back();
+  }
+
+  /// The operand naming `v` inside kernel `k`: an op result, or an argument
+  /// (added the first time) when it comes from outside.
+  int operandIn(KernelPlan &k, const AVal &v) {
+    if (v.kind == AVal::Kind::Local && v.kernel == k.id)
+      return v.value;
+    std::string source = v.kind == AVal::Kind::Local ? materialize(v) : v.text;
+    for (size_t i = 0; i < k.argSources.size(); ++i)
+      if (k.argSources[i] == source)
+        return PlanOp::argument(int(i));
+    k.args.push_back(v.type);
+    k.argSources.push_back(source);
+    return PlanOp::argument(int(k.args.size() - 1));
+  }
+
+  /// Adds an operation over tensor operands (host operands become host inputs).
+  AVal emit(Context &ctx, const std::string &name, const std::vector<AVal> &operands,
+            TypeRef type, double flops, SourceRange range, std::string attribute = "") {
+    int stage = 0;
+    for (const AVal &o : operands)
+      if (o.isTensorLike())
+        stage = std::max(stage, o.stage);
+    KernelPlan &k = kernelAt(ctx, stage, range);
+    if (!fusing_.empty() && (k.fuses.empty() || k.fuses.back() != fusing_.back()))
+      k.fuses.push_back(fusing_.back());
+    PlanOp op;
+    op.name = name;
+    op.type = std::move(type);
+    op.flops = flops;
+    op.range = range;
+    op.attribute = std::move(attribute);
+    for (const AVal &o : operands) {
+      if (o.isTensorLike()) {
+        op.operands.push_back(operandIn(k, o));
+      } else if (o.kind == AVal::Kind::Host) {
+        if (!o.constant &&
+            std::find(k.hostInputs.begin(), k.hostInputs.end(), o.text) == k.hostInputs.end())
+          k.hostInputs.push_back(o.text);
+        op.attribute += (op.attribute.empty() ? "" : ", ") +
+                        (o.constant ? o.text : "host " + o.text);
+      }
+    }
+    k.ops.push_back(std::move(op));
+    AVal v;
+    v.kind = AVal::Kind::Local;
+    v.type = k.ops.back().type;
+    v.kernel = k.id;
+    v.value = int(k.ops.size() - 1);
+    v.stage = stage;
+    return v;
+  }
+
+  static int64_t width(const TypeRef &t) {
+    int64_t n = 1;
+    for (int64_t d : t->shape)
+      n *= d;
+    return n;
+  }
+
+  // ------------------------------------------------------------ expressions
+  AVal eval(const Expr &e, Context &ctx) {
+    TypeRef type = program_.typeOf(e);
+    switch (e.kind()) {
+    case ExprKind::IntLit: case ExprKind::FloatLit: case ExprKind::StringLit:
+    case ExprKind::BoolLit:
+      return AVal::constantValue(toSource(e), type);
+    case ExprKind::Name: return evalName(static_cast<const NameExpr &>(e), type);
+    case ExprKind::Member: {
+      auto &m = static_cast<const MemberExpr &>(e);
+      AVal base = eval(*m.base, ctx);
+      if (m.selector.isIndex())
+        return element(base, *m.selector.index);
+      return AVal::host(base.text + "." + m.selector.field, type);
+    }
+    case ExprKind::Tuple: {
+      AVal t;
+      t.kind = AVal::Kind::Tuple;
+      t.type = type;
+      for (const ExprPtr &x : static_cast<const TupleExpr &>(e).elements)
+        t.elements.push_back(eval(*x, ctx));
+      return t;
+    }
+    case ExprKind::Neg: {
+      AVal x = eval(*static_cast<const NegExpr &>(e).operand, ctx);
+      if (x.kind == AVal::Kind::Host)
+        return AVal::host(toSource(e), type);
+      return emit(ctx, "neg", {x}, type, double(width(type)), e.range());
+    }
+    case ExprKind::Binary: return evalBinary(static_cast<const BinaryExpr &>(e), type, ctx);
+    case ExprKind::Index: case ExprKind::Slice: return evalIndexOrSlice(e, type, ctx);
+    case ExprKind::Call: return evalCall(static_cast<const CallExpr &>(e), type, ctx);
+    case ExprKind::Pipe: {
+      auto &p = static_cast<const PipeExpr &>(e);
+      if (program_.typeOf(*p.lhs)->kind == TypeKind::Block)
+        return blockValue(type);
+      return apply(program_.typeOf(*p.rhs)->block, {eval(*p.lhs, ctx)}, type, e, ctx);
+    }
+    case ExprKind::Lambda: case ExprKind::Accessor:
+      return blockValue(type);
+    case ExprKind::Match: return evalMatch(static_cast<const MatchExpr &>(e), type, ctx);
+    case ExprKind::If: return evalIf(static_cast<const IfExpr &>(e), type, ctx);
+    case ExprKind::List: {
+      for (const ExprPtr &x : static_cast<const ListExpr &>(e).elements)
+        describe(eval(*x, ctx), ctx);
+      return type->isHost() ? AVal::host(toSource(e), type) : structural(ctx, "list " + toSource(e), type, 0, e);
+    }
+    case ExprKind::Arrow:
+      break;
+    }
+    return AVal::host(toSource(e), type);
+  }
+
+  static AVal tuple(std::vector<AVal> elements) {
+    AVal t;
+    t.kind = AVal::Kind::Tuple;
+    std::vector<TypeRef> ts;
+    for (const AVal &e : elements)
+      ts.push_back(e.type);
+    t.type = types::tuple(ts);
+    t.elements = std::move(elements);
+    return t;
+  }
+
+  AVal blockValue(const TypeRef &type) {
+    AVal v;
+    v.kind = AVal::Kind::Block;
+    v.type = type;
+    v.block = type->block;
+    return v;
+  }
+
+  AVal evalName(const NameExpr &name, const TypeRef &type) {
+    const Symbol &sym = program_.names->names.at(&name);
+    switch (sym.kind) {
+    case Symbol::Kind::Local: {
+      auto it = env_.find(sym.binding);
+      if (it != env_.end())
+        return it->second;
+      if (auto *p = static_cast<const ParamDecl *>(sym.binding); program_.params.count(p))
+        return AVal::host(ownerOf(p) + p->name, type); // a def-local param, read by an op
+      return AVal::host(name.name, type);
+    }
+    case Symbol::Kind::Param:
+      return AVal::host(name.name, type);
+    case Symbol::Kind::Const:
+      return AVal::constantValue(program_.consts->evaluate(name, nullptr)->toString(), type);
+    default:
+      return blockValue(type);
+    }
+  }
+
+  std::string ownerOf(const ParamDecl *param) {
+    for (const DeclPtr &d : program_.module->decls)
+      if (auto *fn = dyn_cast<FunctionDecl>(d.get()))
+        for (const StmtPtr &s : fn->body)
+          if (auto *ps = dyn_cast<ParamStmt>(s.get()); ps && &ps->param == param)
+            return fn->name + ".";
+    return "";
+  }
+
+  /// A parameter used as an operand: `linear x, leaf_cell.W`.
+  bool isParam(const Expr &e, std::string &name) {
+    auto *n = dyn_cast<NameExpr>(&e);
+    if (!n)
+      return false;
+    const Symbol &sym = program_.names->names.at(n);
+    if (sym.kind == Symbol::Kind::Param) {
+      name = n->name;
+      return true;
+    }
+    if (sym.kind == Symbol::Kind::Local && !env_.count(sym.binding)) {
+      name = ownerOf(static_cast<const ParamDecl *>(sym.binding)) + n->name;
+      return true;
+    }
+    return false;
+  }
+
+  AVal evalBinary(const BinaryExpr &b, const TypeRef &type, Context &ctx) {
+    std::string param;
+    if (b.op == BinaryOp::MatMul && isParam(*b.rhs, param)) {
+      AVal x = eval(*b.lhs, ctx);
+      TypeRef w = program_.typeOf(*b.rhs);
+      AVal v = emit(ctx, "linear", {x}, type, 2.0 * double(width(w)), b.range(), param);
+      plan_.kernels[size_t(v.kernel)].params.insert(param);
+      return v;
+    }
+    if ((b.op == BinaryOp::Add) && isParam(*b.rhs, param)) {
+      AVal x = eval(*b.lhs, ctx);
+      AVal v = emit(ctx, "bias_add", {x}, type, double(width(type)), b.range(), param);
+      plan_.kernels[size_t(v.kernel)].params.insert(param);
+      return v;
+    }
+    AVal lhs = eval(*b.lhs, ctx), rhs = eval(*b.rhs, ctx);
+    if (lhs.kind == AVal::Kind::Host && rhs.kind == AVal::Kind::Host)
+      return AVal::host(toSource(b), type);
+    static const char *names[] = {"add", "sub", "mul", "div", "matmul", "eq", "ne",
+                                  "lt",  "le",  "gt",  "ge"};
+    double flops = b.op == BinaryOp::MatMul ? 2.0 * double(width(program_.typeOf(*b.lhs))) *
+                                                  double(width(type))
+                                            : double(width(type));
+    return emit(ctx, names[int(b.op)], {lhs, rhs}, type, flops, b.range());
+  }
+
+  AVal evalIndexOrSlice(const Expr &e, const TypeRef &type, Context &ctx) {
+    const Expr &base = isa<IndexExpr>(&e) ? *static_cast<const IndexExpr &>(e).base
+                                          : *static_cast<const SliceExpr &>(e).base;
+    AVal b = eval(base, ctx);
+    if (!b.isTensorLike())
+      return type->isHost() ? AVal::host(toSource(e), type)
+                            : structural(ctx, toSource(e), type, 0, e);
+    return emit(ctx, isa<IndexExpr>(&e) ? "index" : "slice", {b}, type, 0, e.range(),
+                boundsOf(e, b.type));
+  }
+
+  /// `lo:hi` of a tensor slice, or the index, with constants folded.
+  std::string boundsOf(const Expr &e, const TypeRef &base) {
+    auto value = [&](const Expr *x, long long otherwise) {
+      return x ? program_.consts->evaluate(*x, nullptr)->intValue : otherwise;
+    };
+    if (auto *index = dyn_cast<IndexExpr>(&e))
+      return std::to_string(value(index->index.get(), 0));
+    auto &slice = static_cast<const SliceExpr &>(e);
+    return std::to_string(value(slice.lo.get(), 0)) + ":" +
+           std::to_string(value(slice.hi.get(), base->shape.back()));
+  }
+
+  /// A step of the unfolding that yields a value (a call, a combinator...).
+  AVal structural(Context &ctx, const std::string &text, const TypeRef &type, int inputStage,
+                  const Expr &) {
+    std::string name = "%" + std::to_string(handles_++);
+    step(ctx, name + " = " + text);
+    return handleFor(name, type, inputStage + 1);
+  }
+
+  int maxStage(const std::vector<AVal> &values) {
+    int s = 0;
+    for (const AVal &v : values) {
+      if (v.isTensorLike())
+        s = std::max(s, v.stage);
+      if (v.kind == AVal::Kind::Tuple)
+        s = std::max(s, maxStage(v.elements));
+    }
+    return s;
+  }
+
+  AVal evalCall(const CallExpr &call, const TypeRef &type, Context &ctx) {
+    std::vector<AVal> args;
+    for (const Argument &a : call.args)
+      args.push_back(eval(*a.value, ctx));
+    if (auto *name = dyn_cast<NameExpr>(call.callee.get())) {
+      const Symbol &sym = program_.names->names.at(name);
+      if (sym.kind == Symbol::Kind::Builtin)
+        return builtin(name->name, args, call.args, type, call, ctx);
+    }
+    TypeRef callee = program_.typeOf(*call.callee);
+    return apply(callee->block, args, type, call, ctx);
+  }
+
+  /// Spreads one tuple argument over several parameters, or packs several into one.
+  std::vector<AVal> adapt(std::vector<AVal> args, size_t arity) {
+    if (args.size() == arity)
+      return args;
+    if (arity == 1) {
+      AVal t;
+      t.kind = AVal::Kind::Tuple;
+      t.elements = std::move(args);
+      std::vector<TypeRef> ts;
+      for (const AVal &a : t.elements)
+        ts.push_back(a.type);
+      t.type = types::tuple(ts);
+      return {t};
+    }
+    std::vector<AVal> spread;
+    for (size_t i = 0; i < arity; ++i)
+      spread.push_back(element(args[0], i));
+    return spread;
+  }
+
+  AVal apply(const std::shared_ptr<const BlockValue> &block, std::vector<AVal> args,
+             const TypeRef &type, const Expr &site, Context &ctx) {
+    if (!block)
+      return structural(ctx, "call " + toSource(site), type, maxStage(args), site);
+    switch (block->kind) {
+    case BlockValue::Kind::Def: {
+      const FunctionDecl &fn = *block->def;
+      args = adapt(std::move(args), fn.params.size());
+      if (!inlinable(fn)) {
+        std::string list;
+        for (AVal &a : args)
+          list += (list.empty() ? "" : ", ") + describe(a, ctx);
+        return structural(ctx, "call " + fn.name + "(" + list + ")", type, maxStage(args), site);
+      }
+      for (size_t i = 0; i < args.size(); ++i)
+        env_[&fn.params[i]] = args[i];
+      fusing_.push_back(fn.name);
+      AVal result;
+      if (fn.exprBody)
+        result = eval(*fn.exprBody, ctx);
+      for (const StmtPtr &s : fn.body) {
+        if (auto *ret = dyn_cast<ValueStmt>(s.get()); ret && s->kind() == StmtKind::Return)
+          result = eval(*ret->value, ctx);
+        else
+          lowerStmt(*s, ctx);
+      }
+      fusing_.pop_back();
+      return result;
+    }
+    case BlockValue::Kind::Layer: {
+      const LayerInfo &info = program_.layers.at(block->layer);
+      return layer(*block->layer, adapt(std::move(args), info.blockType->params.size()), site, ctx);
+    }
+    case BlockValue::Kind::Builtin: return builtin(block->builtin, args, {}, type, site, ctx);
+    case BlockValue::Kind::Lambda: {
+      const LambdaExpr &lambda = *block->lambda;
+      args = adapt(std::move(args), lambda.params.size());
+      for (size_t i = 0; i < args.size(); ++i)
+        bind(*lambda.params[i], args[i]);
+      return eval(*lambda.body, ctx);
+    }
+    case BlockValue::Kind::Accessor: {
+      AVal base = adapt(std::move(args), 1)[0];
+      if (block->selector.isIndex())
+        return element(base, *block->selector.index);
+      return AVal::host(base.text + "." + block->selector.field, type);
+    }
+    case BlockValue::Kind::Partial: {
+      std::vector<AVal> all;
+      for (const Expr *e : block->boundArgs)
+        all.push_back(eval(*e, ctx));
+      for (AVal &a : args)
+        all.push_back(std::move(a));
+      return builtin(block->builtin, all, {}, type, site, ctx);
+    }
+    case BlockValue::Kind::Compose: {
+      AVal middle = apply(block->first, std::move(args), types::errorType(), site, ctx);
+      return apply(block->second, {middle}, type, site, ctx);
+    }
+    case BlockValue::Kind::Typed:
+      return structural(ctx, "call block " + toSource(*block->source), type, maxStage(args), site);
+    }
+    return AVal::host("?", type);
+  }
+
+  AVal layer(const LayerDecl &decl, std::vector<AVal> args, const Expr &site, Context &ctx) {
+    const LayerInfo &info = program_.layers.at(&decl);
+    TypeRef type = info.blockType->result;
+    fusing_.push_back(decl.name);
+    AVal x = args[0];
+    AVal result;
+    SourceRange at = site.range();
+    auto param = [&](const char *p) { return decl.name + "." + p; };
+    switch (info.kind) {
+    case LayerKind::Embedding:
+      result = emit(ctx, "gather", {x}, type, 0, at, param("E"));
+      plan_.kernels[size_t(result.kernel)].params.insert(param("E"));
+      break;
+    case LayerKind::FullyConnected: {
+      TypeRef out = types::f32({info.out});
+      result = emit(ctx, "linear", {x}, out, 2.0 * double(info.in * info.out), at, param("W"));
+      result = emit(ctx, "bias_add", {result}, out, double(info.out), at, param("b"));
+      static const char *acts[] = {"", "tanh", "relu", "sigmoid"};
+      if (info.activation != Activation::None)
+        result = emit(ctx, acts[int(info.activation)], {result}, out, double(info.out), at);
+      plan_.kernels[size_t(result.kernel)].params.insert({param("W"), param("b")});
+      break;
+    }
+    case LayerKind::LSTM: case LayerKind::GRU: {
+      // Cells give several values: the op is the new h; `lstm_state` reads
+      // the cell's second result, c. The layer's tuple is built from them.
+      bool lstm = info.kind == LayerKind::LSTM;
+      std::vector<AVal> flat = {x};
+      if (lstm) {
+        flat.push_back(element(args[1], 0));
+        flat.push_back(element(args[1], 1));
+      } else {
+        flat.push_back(args[1]);
+      }
+      double flops = 2.0 * double((info.in + info.out) * (lstm ? 4 : 3) * info.out);
+      TypeRef h = types::f32({info.out});
+      AVal next = emit(ctx, lstm ? "lstm_cell" : "gru_cell", flat, h, flops, at,
+                       param("W") + ", " + param("U") + ", " + param("b"));
+      plan_.kernels[size_t(next.kernel)].params.insert({param("W"), param("U"), param("b")});
+      AVal state = next;
+      if (lstm) {
+        AVal c = emit(ctx, "lstm_state", {next}, h, 0, at);
+        state = tuple({next, c});
+      }
+      result = tuple({next, state});
+      break;
+    }
+    }
+    fusing_.pop_back();
+    return result;
+  }
+
+  AVal builtin(const std::string &name, std::vector<AVal> args, const std::vector<Argument> &,
+               const TypeRef &type, const Expr &site, Context &ctx) {
+    const BuiltinInfo *info = findBuiltin(name);
+    if (info->kind == BuiltinKind::Combinator)
+      return combinator(name, args, type, site, ctx);
+    bool anyTensor = false;
+    for (const AVal &a : args)
+      anyTensor |= a.isTensorLike() || a.kind == AVal::Kind::Tuple;
+    bool sequence = !args.empty() && args[0].type && args[0].type->kind == TypeKind::List;
+    if (sequence) // sum/mean/max/min/softmax across a sequence
+      return structural(ctx, "seq_" + name + "(" + describe(args[0], ctx) +
+                                 ") pairwise, depth ceil(log2 n)",
+                        type, maxStage(args), site);
+    std::vector<AVal> operands;
+    for (const AVal &a : args)
+      if (a.isTensorLike() || a.kind == AVal::Kind::Host)
+        operands.push_back(a);
+    if (!anyTensor && (name == "zeros" || name == "ones" || name == "one_hot" ||
+                       name == "tensor" || name == "vector"))
+      return emit(ctx, name, operands, type, 0, site.range());
+    return emit(ctx, name, operands, type, double(width(type)) * 2, site.range());
+  }
+
+  AVal combinator(const std::string &name, std::vector<AVal> args, const TypeRef &type,
+                  const Expr &site, Context &ctx) {
+    int stage = maxStage(args);
+    if (name == "length" || name == "nth" || name == "zip" || name == "ngrams")
+      return type->isHost() ? AVal::host(name + "(...)", type)
+                            : structural(ctx, name + describeArgs(args, ctx), type, stage, site);
+    std::string id = "%" + std::to_string(handles_++);
+    auto elementOf = [](const AVal &list) {
+      return list.type && list.type->kind == TypeKind::List ? list.type->element0()
+                                                            : types::errorType();
+    };
+    std::string how = name == "fold" || name == "rnn" ? "sequential: depth n"
+                      : name == "reduce"              ? "balanced: depth ceil(log2 n)"
+                                                      : "one instance per element";
+    std::string over = describe(args.back(), ctx);
+    if (name == "zip_with")
+      over = describe(args[1], ctx) + ", " + over;
+    if (name == "fold" || name == "rnn" || (name == "reduce" && args.size() == 3))
+      over += " from " + describe(args[1], ctx);
+    UnfoldStep loop{id + " = " + name + " over " + over + " (" + how + ")", {}};
+    Context body{ctx.name + "." + name + std::to_string(loops_++), {}, &loop.children};
+    // The block's arguments, named after this step so nested loops stay apart.
+    auto arg = [&](const char *what, const TypeRef &t) { return handleFor(id + "." + what, t, 0); };
+    std::vector<AVal> blockArgs;
+    if (name == "map")
+      blockArgs = {arg("x", elementOf(args[1]))};
+    else if (name == "zip_with")
+      blockArgs = {arg("x", elementOf(args[1])), arg("y", elementOf(args[2]))};
+    else if (name == "fold")
+      blockArgs = {arg("state", args[1].type), arg("x", elementOf(args.back()))};
+    else if (name == "rnn")
+      blockArgs = {arg("x", elementOf(args.back())), arg("state", args[1].type)};
+    else // reduce
+      blockArgs = {arg("a", elementOf(args.back())), arg("b", elementOf(args.back()))};
+    if (args[0].block) { // what one application gives out is a result of its kernels
+      AVal each = apply(args[0].block, blockArgs, types::errorType(), site, body);
+      loop.children.push_back({"yield " + describe(each, body), {}});
+    }
+    ctx.steps->push_back(std::move(loop));
+    return handleFor(id, type, stage + 1);
+  }
+
+  std::string describeArgs(const std::vector<AVal> &args, Context &ctx) {
+    std::string out;
+    for (const AVal &a : args)
+      out += (out.empty() ? "" : ", ") + describe(a, ctx);
+    return "(" + out + ")";
+  }
+
+  AVal evalMatch(const MatchExpr &m, const TypeRef &type, Context &ctx) {
+    AVal scrutinee = eval(*m.scrutinee, ctx);
+    UnfoldStep s{"match " + scrutinee.text, {}};
+    std::string result = "%" + std::to_string(handles_++);
+    int stage = 0;
+    for (const MatchArm &arm : m.arms) {
+      UnfoldStep armStep{(arm.isDefault() ? "_" : arm.ctor) +
+                             (arm.binder.empty() ? "" : " " + arm.binder) + ":",
+                         {}};
+      Context armCtx{ctx.name + "." + (arm.isDefault() ? std::string("default") : arm.ctor), {},
+                     &armStep.children};
+      if (!arm.binder.empty())
+        env_[&arm] = AVal::host(arm.binder, program_.bindingTypes.at(&arm));
+      AVal v = eval(*arm.body, armCtx);
+      stage = std::max(stage, maxStage({v}));
+      armStep.children.push_back({result + " = " + describe(v, armCtx), {}});
+      s.children.push_back(std::move(armStep));
+    }
+    ctx.steps->push_back(std::move(s));
+    return type->isHost() ? AVal::host(result, type) : handleFor(result, type, 1);
+  }
+
+  AVal evalIf(const IfExpr &e, const TypeRef &type, Context &ctx) {
+    std::string result = "%" + std::to_string(handles_++);
+    UnfoldStep s{"if " + toSource(*e.cond), {}};
+    for (auto [branch, label] : {std::pair{e.thenExpr.get(), "then"}, {e.elseExpr.get(), "else"}}) {
+      UnfoldStep b{std::string(label) + ":", {}};
+      Context branchCtx{ctx.name + "." + label, {}, &b.children};
+      AVal v = eval(*branch, branchCtx);
+      b.children.push_back({result + " = " + describe(v, branchCtx), {}});
+      s.children.push_back(std::move(b));
+    }
+    ctx.steps->push_back(std::move(s));
+    return type->isHost() ? AVal::host(result, type) : handleFor(result, type, 1);
+  }
+
+  const TypedProgram &program_;
+  BatchPlan plan_;
+  std::map<const FunctionDecl *, bool> inlinable_;
+  std::map<const void *, AVal> env_;
+  std::vector<std::string> fusing_;
+  int handles_ = 0, loops_ = 0;
+};
+
+} // namespace
+
+double KernelPlan::flops() const {
+  double total = 0;
+  for (const PlanOp &op : ops)
+    total += op.flops;
+  return total;
+}
+
+BatchPlan analyzeBatching(const TypedProgram &program) { return Lowering(program).run(); }
+
+} // namespace foldc
