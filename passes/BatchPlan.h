@@ -40,8 +40,14 @@ struct KernelPlan {
   /// Op results the kernel gives out, with what they are for ("value",
   /// "loss", "metric NAME", "output").
   std::vector<std::pair<int, std::string>> results;
+  /// Another kernel with the same code and parameters (its id), or -1:
+  /// instances of both batch together under that kernel.
+  int sameAs = -1;
 
   double flops() const;
+  /// What makes two kernels one batching key: operations, parameters,
+  /// argument types and the number of host inputs (not their sources).
+  std::string identity() const;
 };
 
 /// A host-side unfolding step, with nested steps (match arms, loop bodies).

@@ -69,10 +69,21 @@ public:
         }
         lowerFunction(*fn);
       }
+    mergeIdenticalKernels();
     return std::move(plan_);
   }
 
 private:
+  /// Kernels with the same code and parameters are one batching key.
+  void mergeIdenticalKernels() {
+    std::map<std::string, int> first;
+    for (KernelPlan &k : plan_.kernels) {
+      auto [it, inserted] = first.emplace(k.identity(), k.id);
+      if (!inserted)
+        k.sameAs = it->second;
+    }
+  }
+
   // ------------------------------------------------------------ inlining
   bool inlinable(const FunctionDecl &fn) {
     if (auto it = inlinable_.find(&fn); it != inlinable_.end())
@@ -286,7 +297,8 @@ private:
       if (o.isTensorLike())
         stage = std::max(stage, o.stage);
     KernelPlan &k = kernelAt(ctx, stage, range);
-    if (!fusing_.empty() && (k.fuses.empty() || k.fuses.back() != fusing_.back()))
+    if (!fusing_.empty() &&
+        std::find(k.fuses.begin(), k.fuses.end(), fusing_.back()) == k.fuses.end())
       k.fuses.push_back(fusing_.back());
     PlanOp op;
     op.name = name;
@@ -775,6 +787,27 @@ private:
 };
 
 } // namespace
+
+std::string KernelPlan::identity() const {
+  std::string key;
+  for (const TypeRef &a : args)
+    key += toString(a) + ";";
+  key += std::to_string(hostInputs.size()) + "|";
+  for (const PlanOp &op : ops) {
+    key += op.name + "(";
+    for (int o : op.operands)
+      key += std::to_string(o) + ",";
+    // Host sources differ per call site; constants and parameters do not.
+    std::string attribute = op.attribute;
+    for (const std::string &h : hostInputs)
+      for (size_t at; (at = attribute.find("host " + h)) != std::string::npos;)
+        attribute.replace(at, 5 + h.size(), "host");
+    key += attribute + "):" + toString(op.type) + ";";
+  }
+  for (const auto &[value, role] : results)
+    key += std::to_string(value) + role + ";";
+  return key;
+}
 
 double KernelPlan::flops() const {
   double total = 0;

@@ -17,8 +17,13 @@ void printSteps(const std::vector<UnfoldStep> &steps, int depth, std::ostream &o
   }
 }
 
-void printKernel(const KernelPlan &k, std::ostream &out) {
-  out << "kernel " << k.name << " <" << k.range.begin.line << ':' << k.range.begin.column << ">\n";
+void printKernel(const BatchPlan &plan, const KernelPlan &k, std::ostream &out) {
+  out << "kernel " << k.name << " <" << k.range.begin.line << ':' << k.range.begin.column << ">";
+  if (k.sameAs >= 0) {
+    out << " = " << plan.kernels[size_t(k.sameAs)].name << " (same code and parameters)\n";
+    return;
+  }
+  out << '\n';
   if (!k.fuses.empty()) {
     out << "  fuses:";
     for (const std::string &f : k.fuses)
@@ -53,7 +58,7 @@ void printKernel(const KernelPlan &k, std::ostream &out) {
 
 void printPlan(const BatchPlan &plan, std::ostream &out) {
   for (const KernelPlan &k : plan.kernels)
-    printKernel(k, out);
+    printKernel(plan, k, out);
   for (const std::string &name : plan.inlined)
     out << "inlined def " << name << '\n';
   for (const FunctionPlan &f : plan.functions) {
