@@ -48,12 +48,16 @@ struct AVal {
 };
 
 /// An unfolding context: a body, an arm or a block applied by a combinator.
-/// Its kernels are indexed by stage.
+/// Its open kernels are indexed by stage. A kernel is instantiated (its step
+/// placed) when a later step first uses one of its values, which also closes
+/// it: later work at that stage goes into a new kernel, so every kernel's
+/// inputs exist where it is instantiated. The rest are placed at the end.
 struct Context {
   std::string name;
   std::map<int, int> kernelAtStage;
   std::vector<UnfoldStep> *steps;
   int kernelsMade = 0;
+  std::vector<int> pending; ///< created, not yet instantiated, in creation order
 };
 
 class Lowering {
@@ -148,6 +152,7 @@ private:
 
   // ------------------------------------------------------------ functions
   void lowerFunction(const FunctionDecl &fn) {
+    handles_ = loops_ = 0; // step names are per function
     FunctionPlan fp;
     fp.function = &fn;
     Context ctx{fn.name, {}, &fp.steps};
@@ -157,10 +162,13 @@ private:
     }
     if (fn.exprBody) {
       AVal result = eval(*fn.exprBody, ctx);
-      step(ctx, "return " + describe(result, ctx));
+      std::string value = describe(result, ctx);
+      finish(ctx);
+      step(ctx, "return " + value);
     }
     for (const StmtPtr &s : fn.body)
       lowerStmt(*s, ctx);
+    finish(ctx);
     plan_.functions.push_back(std::move(fp));
   }
 
@@ -192,7 +200,9 @@ private:
       return; // params are read by the operations that use them
     case StmtKind::Return: {
       AVal v = eval(*static_cast<const ValueStmt &>(s).value, ctx);
-      step(ctx, "return " + describe(v, ctx));
+      std::string value = describe(v, ctx);
+      finish(ctx);
+      step(ctx, "return " + value);
       return;
     }
     case StmtKind::Loss:
@@ -249,8 +259,10 @@ private:
     }
   }
 
-  /// A local value used outside its kernel becomes one of the kernel's results.
+  /// A local value used outside its kernel becomes one of the kernel's
+  /// results, and the kernel is instantiated before that use.
   std::string materialize(const AVal &v) {
+    instantiate(v.kernel);
     KernelPlan &k = plan_.kernels[size_t(v.kernel)];
     bool present = false;
     for (auto &[value, role] : k.results)
@@ -270,9 +282,32 @@ private:
     k.name = ctx.name + "." + std::to_string(ctx.kernelsMade++);
     k.range = range;
     ctx.kernelAtStage[stage] = k.id;
+    ctx.pending.push_back(k.id);
+    owner_[k.id] = &ctx;
     plan_.kernels.push_back(std::move(k));
-    step(ctx, "instance " + plan_.kernels.back().name);
     return plan_.kernels.back();
+  }
+
+  /// Places the instance step of kernel `id` (if not placed yet) and closes it.
+  void instantiate(int id) {
+    auto owner = owner_.find(id);
+    if (owner == owner_.end())
+      return;
+    Context &ctx = *owner->second;
+    for (auto it = ctx.kernelAtStage.begin(); it != ctx.kernelAtStage.end(); ++it)
+      if (it->second == id) {
+        ctx.kernelAtStage.erase(it);
+        break;
+      }
+    ctx.pending.erase(std::find(ctx.pending.begin(), ctx.pending.end(), id));
+    step(ctx, "instance " + plan_.kernels[size_t(id)].name);
+    owner_.erase(owner);
+  }
+
+  /// The end of a context: its remaining kernels are instantiated in order.
+  void finish(Context &ctx) {
+    while (!ctx.pending.empty())
+      instantiate(ctx.pending.front());
   }
 
   /// The operand naming `v` inside kernel `k`: an op result, or an argument
@@ -729,7 +764,9 @@ private:
       blockArgs = {arg("a", elementOf(args.back())), arg("b", elementOf(args.back()))};
     if (args[0].block) { // what one application gives out is a result of its kernels
       AVal each = apply(args[0].block, blockArgs, types::errorType(), site, body);
-      loop.children.push_back({"yield " + describe(each, body), {}});
+      std::string yielded = describe(each, body);
+      finish(body);
+      loop.children.push_back({"yield " + yielded, {}});
     }
     ctx.steps->push_back(std::move(loop));
     return handleFor(id, type, stage + 1);
@@ -757,7 +794,9 @@ private:
         env_[&arm] = AVal::host(arm.binder, program_.bindingTypes.at(&arm));
       AVal v = eval(*arm.body, armCtx);
       stage = std::max(stage, maxStage({v}));
-      armStep.children.push_back({result + " = " + describe(v, armCtx), {}});
+      std::string value = describe(v, armCtx);
+      finish(armCtx);
+      armStep.children.push_back({result + " = " + value, {}});
       s.children.push_back(std::move(armStep));
     }
     ctx.steps->push_back(std::move(s));
@@ -771,7 +810,9 @@ private:
       UnfoldStep b{std::string(label) + ":", {}};
       Context branchCtx{ctx.name + "." + label, {}, &b.children};
       AVal v = eval(*branch, branchCtx);
-      b.children.push_back({result + " = " + describe(v, branchCtx), {}});
+      std::string value = describe(v, branchCtx);
+      finish(branchCtx);
+      b.children.push_back({result + " = " + value, {}});
       s.children.push_back(std::move(b));
     }
     ctx.steps->push_back(std::move(s));
@@ -782,6 +823,7 @@ private:
   BatchPlan plan_;
   std::map<const FunctionDecl *, bool> inlinable_;
   std::map<const void *, AVal> env_;
+  std::map<int, Context *> owner_; ///< kernels not instantiated yet -> their context
   std::vector<std::string> fusing_;
   int handles_ = 0, loops_ = 0;
 };
