@@ -5,6 +5,7 @@
 #include "runtime/Executor.h"
 #include "runtime/Optimizers.h"
 #include "runtime/Process.h"
+#include "runtime/WorkerPool.h"
 #include "runtime/reference/TreeLstm.h"
 
 #include <CLI/CLI.hpp>
@@ -48,8 +49,9 @@ struct Timing {
 template <int N>
 Timing runDynamic(reference::TreeLstmModel<N, kClasses> &model, ParamStore &params,
                   const std::vector<Tree> &trees, int batchSize, bool batching, bool training,
-                  Optimizer &optimizer) {
+                  Optimizer &optimizer, WorkerPool *pool) {
   Executor exec(params);
+  exec.setWorkerPool(pool);
   double total = 0, overhead = 0;
   // The first batch is a warm-up (buffers grow to size); it is not timed.
   for (size_t first = 0, timed = 0; first < trees.size(); first += size_t(batchSize)) {
@@ -186,12 +188,13 @@ struct Options {
   int minTrees = 32;
   int minTreesLarge = 8;
   int unbatchedTrees = 16;
-  int threads = 1; // 2 measured slower here: see bench/README.md
+  int threads = 1;    // Eigen's GEMM threads: 2 measured slower here (bench/README.md)
+  int rowThreads = 1; // threads splitting the rows of large forward batches
   bool large = true;
 };
 
 template <int N> void benchmarkSize(const Options &o, double peak, const std::vector<int> &batches,
-                                     int minTrees) {
+                                     int minTrees, WorkerPool *pool) {
   std::mt19937_64 rng(N);
   ParamStore params;
   reference::TreeLstmModel<N, kClasses> model(params, kVocab, true, false);
@@ -213,7 +216,7 @@ template <int N> void benchmarkSize(const Options &o, double peak, const std::ve
     // Every instance runs alone; one optimizer step per group of trees. The
     // first half is the warm-up, the second half is timed.
     Timing unbatched =
-        runDynamic<N>(model, params, few, std::max(1, int(few.size()) / 2), false, training, sgd);
+        runDynamic<N>(model, params, few, std::max(1, int(few.size()) / 2), false, training, sgd, pool);
     double flops = training ? 3 * flopsPerTree : flopsPerTree; // backward ~ 2x forward
     std::printf("\nN = %d, %s (unbatched: %.3f ms/tree)\n", N, mode, unbatched.perTree * 1e3);
     std::printf("%6s %12s %12s %12s %9s %7s %9s %8s %9s\n", "batch", "(a) ms/tree", "(b) ms/tree",
@@ -223,7 +226,7 @@ template <int N> void benchmarkSize(const Options &o, double peak, const std::ve
       size_t count = size_t(std::max(2 * batch, minTrees)); // a warm-up batch, then timed ones
       std::vector<Tree> dyn(randomTrees.begin(), randomTrees.begin() + long(count));
       std::vector<Tree> stat(balanced.begin(), balanced.begin() + long(count));
-      Timing dynamic = runDynamic<N>(model, params, dyn, batch, true, training, sgd);
+      Timing dynamic = runDynamic<N>(model, params, dyn, batch, true, training, sgd, pool);
       double staticTime = runStatic<N>(model, params, stat, batch, training, sgd);
       double gflops = flops / dynamic.perTree / 1e9;
       std::printf("%6d %12.3f %12.3f %12.3f %9.1f %7.2f %9.1f %7.0f%% %8.1f%%\n", batch,
@@ -246,18 +249,22 @@ int main(int argc, char **argv) {
   app.add_option("--min-trees-large", o.minTreesLarge, "trees timed per configuration at N=1024");
   app.add_option("--unbatched-trees", o.unbatchedTrees, "trees run for the unbatched baseline (half are timed)");
   app.add_option("--threads", o.threads, "threads for Eigen's GEMM");
+  app.add_option("--row-threads", o.rowThreads,
+                 "threads splitting the rows of large forward batches (dynamic batching)");
   app.add_flag("!--no-large", o.large, "skip state size 1024");
   CLI11_PARSE(app, argc, argv);
   configureProcess(o.threads);
   std::fprintf(stderr, "[bench] measuring the sgemm peak...\n");
   double peak = sgemmPeak(1024);
-  std::printf("Tree-LSTM, random binary trees of %d leaves; %d threads; sgemm peak %.1f GFLOP/s\n",
-              kLeaves, o.threads, peak);
+  std::printf("Tree-LSTM, random binary trees of %d leaves; GEMM threads %d, row threads %d; "
+              "sgemm peak %.1f GFLOP/s\n",
+              kLeaves, o.threads, o.rowThreads, peak);
   std::printf("(a) unbatched  (b) dynamic batching, trees of different shapes  "
               "(c) static batching, one shared shape\n"
               "overhead = unfolding + scheduling + gathering, share of (b)'s time\n");
-  benchmarkSize<256>(o, peak, o.batches, o.minTrees);
+  WorkerPool pool(o.rowThreads);
+  benchmarkSize<256>(o, peak, o.batches, o.minTrees, &pool);
   if (o.large)
-    benchmarkSize<1024>(o, peak, o.batchesLarge, o.minTreesLarge);
+    benchmarkSize<1024>(o, peak, o.batchesLarge, o.minTreesLarge, &pool);
   return 0;
 }

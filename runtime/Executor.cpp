@@ -1,6 +1,8 @@
 // Forward and backward execution over a schedule.
 #include "runtime/Executor.h"
 
+#include "runtime/WorkerPool.h"
+
 #include <chrono>
 
 namespace foldc::rt {
@@ -86,6 +88,35 @@ ForwardCall Executor::callFor(const Batch &batch, std::span<const float *const> 
   return call;
 }
 
+void Executor::runForward(const Kernel &kernel, const ForwardCall &call) {
+  constexpr int kMinRowsPerPart = 32; // below this, waking a thread costs more than it saves
+  int parts = pool_ ? std::min(pool_->size(), call.rows / kMinRowsPerPart) : 1;
+  if (parts <= 1) {
+    kernel.forward(call);
+    return;
+  }
+  const Kernel::Signature &sig = kernel.signature();
+  pool_->run([&](int part) {
+    if (part >= parts)
+      return;
+    int first = call.rows * part / parts, last = call.rows * (part + 1) / parts;
+    std::vector<const float *> args;
+    std::vector<float *> outs;
+    for (size_t i = 0; i < call.args.size(); ++i)
+      args.push_back(call.args[i] + size_t(first) * size_t(sig.argWidths[i]));
+    for (size_t j = 0; j < call.outs.size(); ++j)
+      outs.push_back(call.outs[j] + size_t(first) * size_t(sig.outWidths[j]));
+    ForwardCall slice = call;
+    slice.rows = last - first;
+    slice.args = args;
+    slice.outs = outs;
+    slice.hostInts = call.hostInts + size_t(first) * size_t(sig.hostInts);
+    slice.hostFloats = call.hostFloats + size_t(first) * size_t(sig.hostFloats);
+    slice.instanceKeys = call.instanceKeys + first;
+    kernel.forward(slice);
+  });
+}
+
 void Executor::forward(const BatchGraph &graph, const ExecOptions &options) {
   graph_ = &graph;
   options_ = options;
@@ -119,7 +150,7 @@ void Executor::forward(const BatchGraph &graph, const ExecOptions &options) {
     outs.clear();
     for (size_t offset : outOffset_[b])
       outs.push_back(values_.data() + offset);
-    batch.kernel->forward(callFor(batch, args, outs));
+    runForward(*batch.kernel, callFor(batch, args, outs));
   }
   objective_ = 0;
   for (ValueRef loss : graph.losses())

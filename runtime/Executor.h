@@ -16,6 +16,8 @@ struct ExecOptions {
   uint64_t seed = 0;     ///< dropout seed
 };
 
+class WorkerPool;
+
 /// Timings of the last forward/backward, in seconds.
 struct ExecStats {
   double schedule = 0, forward = 0, backward = 0, gather = 0;
@@ -29,6 +31,10 @@ struct ExecStats {
 class Executor {
 public:
   explicit Executor(ParamStore &params) : params_(params) {}
+  /// Forward calls of large batches split their rows across `pool`'s
+  /// threads (rows are independent, so results do not change). Backward
+  /// stays on one thread: parameter gradients are shared by all rows.
+  void setWorkerPool(WorkerPool *pool) { pool_ = pool; }
 
   void forward(const BatchGraph &graph, const ExecOptions &options);
   /// Back-propagates the objective: the sum of every loss divided by the
@@ -57,7 +63,11 @@ private:
   ForwardCall callFor(const Batch &batch, std::span<const float *const> args,
                       std::span<float *const> outs);
 
+  /// Runs a forward call, split by rows across the pool when it pays.
+  void runForward(const Kernel &kernel, const ForwardCall &call);
+
   ParamStore &params_;
+  WorkerPool *pool_ = nullptr;
   const BatchGraph *graph_ = nullptr;
   ExecOptions options_;
   ExecContext context_;
