@@ -779,44 +779,47 @@ private:
     return "(" + out + ")";
   }
 
+  /// One arm of a match or branch of an if: its own context, whose value is
+  /// given out as `result`.
+  UnfoldStep lowerBranch(const std::string &label, const std::string &contextName,
+                         const Expr &body, const std::string &result) {
+    UnfoldStep step{label + ":", {}};
+    Context branch{contextName, {}, &step.children};
+    std::string value = describe(eval(body, branch), branch);
+    finish(branch);
+    step.children.push_back({result + " = " + value, {}});
+    return step;
+  }
+
+  /// The value of a match or if. Its stage only groups work: correctness
+  /// comes from placing kernels where their values are first used.
+  AVal branchResult(const std::string &result, const TypeRef &type) {
+    return type->isHost() ? AVal::host(result, type) : handleFor(result, type, 1);
+  }
+
   AVal evalMatch(const MatchExpr &m, const TypeRef &type, Context &ctx) {
     AVal scrutinee = eval(*m.scrutinee, ctx);
     UnfoldStep s{"match " + scrutinee.text, {}};
     std::string result = "%" + std::to_string(handles_++);
-    int stage = 0;
     for (const MatchArm &arm : m.arms) {
-      UnfoldStep armStep{(arm.isDefault() ? "_" : arm.ctor) +
-                             (arm.binder.empty() ? "" : " " + arm.binder) + ":",
-                         {}};
-      Context armCtx{ctx.name + "." + (arm.isDefault() ? std::string("default") : arm.ctor), {},
-                     &armStep.children};
       if (!arm.binder.empty())
         env_[&arm] = AVal::host(arm.binder, program_.bindingTypes.at(&arm));
-      AVal v = eval(*arm.body, armCtx);
-      stage = std::max(stage, maxStage({v}));
-      std::string value = describe(v, armCtx);
-      finish(armCtx);
-      armStep.children.push_back({result + " = " + value, {}});
-      s.children.push_back(std::move(armStep));
+      std::string ctor = arm.isDefault() ? "_" : arm.ctor;
+      s.children.push_back(lowerBranch(ctor + (arm.binder.empty() ? "" : " " + arm.binder),
+                                       ctx.name + "." + (arm.isDefault() ? "default" : ctor),
+                                       *arm.body, result));
     }
     ctx.steps->push_back(std::move(s));
-    return type->isHost() ? AVal::host(result, type) : handleFor(result, type, 1);
+    return branchResult(result, type);
   }
 
   AVal evalIf(const IfExpr &e, const TypeRef &type, Context &ctx) {
     std::string result = "%" + std::to_string(handles_++);
     UnfoldStep s{"if " + toSource(*e.cond), {}};
-    for (auto [branch, label] : {std::pair{e.thenExpr.get(), "then"}, {e.elseExpr.get(), "else"}}) {
-      UnfoldStep b{std::string(label) + ":", {}};
-      Context branchCtx{ctx.name + "." + label, {}, &b.children};
-      AVal v = eval(*branch, branchCtx);
-      std::string value = describe(v, branchCtx);
-      finish(branchCtx);
-      b.children.push_back({result + " = " + value, {}});
-      s.children.push_back(std::move(b));
-    }
+    s.children.push_back(lowerBranch("then", ctx.name + ".then", *e.thenExpr, result));
+    s.children.push_back(lowerBranch("else", ctx.name + ".else", *e.elseExpr, result));
     ctx.steps->push_back(std::move(s));
-    return type->isHost() ? AVal::host(result, type) : handleFor(result, type, 1);
+    return branchResult(result, type);
   }
 
   const TypedProgram &program_;

@@ -1,4 +1,5 @@
 // Dynamic batching equals per-example execution: outputs, losses, gradients.
+#include "FiniteDifference.h"
 #include "runtime/Executor.h"
 #include "runtime/Layers.h"
 #include "runtime/WorkerPool.h"
@@ -277,16 +278,10 @@ TEST(WholeModelGradient, TreeLstmMatchesFiniteDifferences) {
     Param &p = params.at(id);
     std::vector<float> analytic = p.grad;
     for (size_t k = 0; k < p.value.size(); ++k) {
-      float saved = p.value[k];
-      const float h = 1e-2f;
-      p.value[k] = saved + h;
-      exec.forward(graph, ExecOptions{});
-      double up = exec.objective();
-      p.value[k] = saved - h;
-      exec.forward(graph, ExecOptions{});
-      double down = exec.objective();
-      p.value[k] = saved;
-      double numeric = (up - down) / (2 * h);
+      double numeric = testing::centralDifference(p.value[k], 1e-2, [&] {
+        exec.forward(graph, ExecOptions{});
+        return exec.objective();
+      });
       EXPECT_NEAR(analytic[k], numeric, 2e-3 + 2e-2 * std::abs(numeric)) << p.name << "[" << k << "]";
     }
   }

@@ -2,6 +2,7 @@
 // gradients against central finite differences.
 #pragma once
 
+#include "FiniteDifference.h"
 #include "runtime/Kernel.h"
 #include "runtime/Params.h"
 
@@ -104,15 +105,7 @@ struct KernelHarness {
   void checkGradients(double h = 1e-2, double tolerance = 2e-2) {
     params.zeroGrads();
     std::vector<std::vector<float>> argGrads = backward();
-    auto numeric = [&](float &x) {
-      float saved = x;
-      x = saved + float(h);
-      double up = objective();
-      x = saved - float(h);
-      double down = objective();
-      x = saved;
-      return (up - down) / (2 * h);
-    };
+    auto numeric = [&](float &x) { return centralDifference(x, h, [&] { return objective(); }); };
     auto expectNear = [&](double analytic, double fd, const std::string &what) {
       double scale = std::max({1.0, std::abs(analytic), std::abs(fd)});
       EXPECT_NEAR(analytic, fd, tolerance * scale) << what;
