@@ -23,7 +23,6 @@ struct PlanOp {
   std::string attribute;         ///< a parameter name, a slice range, a host input
   TypeRef type;                  ///< of the result
   double flops = 0;
-  SourceRange range;
 };
 
 /// A fused region: everything it computes runs in one batched call per depth.

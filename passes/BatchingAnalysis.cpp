@@ -53,6 +53,7 @@ struct AVal {
 /// it: later work at that stage goes into a new kernel, so every kernel's
 /// inputs exist where it is instantiated. The rest are placed at the end.
 struct Context {
+  Context(std::string n, std::vector<UnfoldStep> *into) : name(std::move(n)), steps(into) {}
   std::string name;
   std::map<int, int> kernelAtStage;
   std::vector<UnfoldStep> *steps;
@@ -155,7 +156,7 @@ private:
     handles_ = loops_ = 0; // step names are per function
     FunctionPlan fp;
     fp.function = &fn;
-    Context ctx{fn.name, {}, &fp.steps};
+    Context ctx(fn.name, &fp.steps);
     for (const Parameter &p : fn.params) {
       TypeRef t = program_.bindingTypes.at(&p);
       env_[&p] = t->isHost() ? AVal::host(p.name, t) : handleFor(p.name, t, 0);
@@ -339,7 +340,6 @@ private:
     op.name = name;
     op.type = std::move(type);
     op.flops = flops;
-    op.range = range;
     op.attribute = std::move(attribute);
     for (const AVal &o : operands) {
       if (o.isTensorLike()) {
@@ -414,7 +414,7 @@ private:
     case ExprKind::List: {
       for (const ExprPtr &x : static_cast<const ListExpr &>(e).elements)
         describe(eval(*x, ctx), ctx);
-      return type->isHost() ? AVal::host(toSource(e), type) : structural(ctx, "list " + toSource(e), type, 0, e);
+      return type->isHost() ? AVal::host(toSource(e), type) : structural(ctx, "list " + toSource(e), type, 0);
     }
     case ExprKind::Arrow:
       break;
@@ -519,7 +519,7 @@ private:
     AVal b = eval(base, ctx);
     if (!b.isTensorLike())
       return type->isHost() ? AVal::host(toSource(e), type)
-                            : structural(ctx, toSource(e), type, 0, e);
+                            : structural(ctx, toSource(e), type, 0);
     return emit(ctx, isa<IndexExpr>(&e) ? "index" : "slice", {b}, type, 0, e.range(),
                 boundsOf(e, b.type));
   }
@@ -537,8 +537,7 @@ private:
   }
 
   /// A step of the unfolding that yields a value (a call, a combinator...).
-  AVal structural(Context &ctx, const std::string &text, const TypeRef &type, int inputStage,
-                  const Expr &) {
+  AVal structural(Context &ctx, const std::string &text, const TypeRef &type, int inputStage) {
     std::string name = "%" + std::to_string(handles_++);
     step(ctx, name + " = " + text);
     return handleFor(name, type, inputStage + 1);
@@ -562,7 +561,7 @@ private:
     if (auto *name = dyn_cast<NameExpr>(call.callee.get())) {
       const Symbol &sym = program_.names->names.at(name);
       if (sym.kind == Symbol::Kind::Builtin)
-        return builtin(name->name, args, call.args, type, call, ctx);
+        return builtin(name->name, args, type, call, ctx);
     }
     TypeRef callee = program_.typeOf(*call.callee);
     return apply(callee->block, args, type, call, ctx);
@@ -591,7 +590,7 @@ private:
   AVal apply(const std::shared_ptr<const BlockValue> &block, std::vector<AVal> args,
              const TypeRef &type, const Expr &site, Context &ctx) {
     if (!block)
-      return structural(ctx, "call " + toSource(site), type, maxStage(args), site);
+      return structural(ctx, "call " + toSource(site), type, maxStage(args));
     switch (block->kind) {
     case BlockValue::Kind::Def: {
       const FunctionDecl &fn = *block->def;
@@ -600,7 +599,7 @@ private:
         std::string list;
         for (AVal &a : args)
           list += (list.empty() ? "" : ", ") + describe(a, ctx);
-        return structural(ctx, "call " + fn.name + "(" + list + ")", type, maxStage(args), site);
+        return structural(ctx, "call " + fn.name + "(" + list + ")", type, maxStage(args));
       }
       for (size_t i = 0; i < args.size(); ++i)
         env_[&fn.params[i]] = args[i];
@@ -621,7 +620,7 @@ private:
       const LayerInfo &info = program_.layers.at(block->layer);
       return layer(*block->layer, adapt(std::move(args), info.blockType->params.size()), site, ctx);
     }
-    case BlockValue::Kind::Builtin: return builtin(block->builtin, args, {}, type, site, ctx);
+    case BlockValue::Kind::Builtin: return builtin(block->builtin, args, type, site, ctx);
     case BlockValue::Kind::Lambda: {
       const LambdaExpr &lambda = *block->lambda;
       args = adapt(std::move(args), lambda.params.size());
@@ -641,14 +640,14 @@ private:
         all.push_back(eval(*e, ctx));
       for (AVal &a : args)
         all.push_back(std::move(a));
-      return builtin(block->builtin, all, {}, type, site, ctx);
+      return builtin(block->builtin, all, type, site, ctx);
     }
     case BlockValue::Kind::Compose: {
       AVal middle = apply(block->first, std::move(args), types::errorType(), site, ctx);
       return apply(block->second, {middle}, type, site, ctx);
     }
     case BlockValue::Kind::Typed:
-      return structural(ctx, "call block " + toSource(*block->source), type, maxStage(args), site);
+      return structural(ctx, "call block " + toSource(*block->source), type, maxStage(args));
     }
     return AVal::host("?", type);
   }
@@ -705,8 +704,8 @@ private:
     return result;
   }
 
-  AVal builtin(const std::string &name, std::vector<AVal> args, const std::vector<Argument> &,
-               const TypeRef &type, const Expr &site, Context &ctx) {
+  AVal builtin(const std::string &name, std::vector<AVal> args, const TypeRef &type,
+               const Expr &site, Context &ctx) {
     const BuiltinInfo *info = findBuiltin(name);
     if (info->kind == BuiltinKind::Combinator)
       return combinator(name, args, type, site, ctx);
@@ -717,7 +716,7 @@ private:
     if (sequence) // sum/mean/max/min/softmax across a sequence
       return structural(ctx, "seq_" + name + "(" + describe(args[0], ctx) +
                                  ") pairwise, depth ceil(log2 n)",
-                        type, maxStage(args), site);
+                        type, maxStage(args));
     std::vector<AVal> operands;
     for (const AVal &a : args)
       if (a.isTensorLike() || a.kind == AVal::Kind::Host)
@@ -733,7 +732,7 @@ private:
     int stage = maxStage(args);
     if (name == "length" || name == "nth" || name == "zip" || name == "ngrams")
       return type->isHost() ? AVal::host(name + "(...)", type)
-                            : structural(ctx, name + describeArgs(args, ctx), type, stage, site);
+                            : structural(ctx, name + describeArgs(args, ctx), type, stage);
     std::string id = "%" + std::to_string(handles_++);
     auto elementOf = [](const AVal &list) {
       return list.type && list.type->kind == TypeKind::List ? list.type->element0()
@@ -748,7 +747,7 @@ private:
     if (name == "fold" || name == "rnn" || (name == "reduce" && args.size() == 3))
       over += " from " + describe(args[1], ctx);
     UnfoldStep loop{id + " = " + name + " over " + over + " (" + how + ")", {}};
-    Context body{ctx.name + "." + name + std::to_string(loops_++), {}, &loop.children};
+    Context body(ctx.name + "." + name + std::to_string(loops_++), &loop.children);
     // The block's arguments, named after this step so nested loops stay apart.
     auto arg = [&](const char *what, const TypeRef &t) { return handleFor(id + "." + what, t, 0); };
     std::vector<AVal> blockArgs;
@@ -784,7 +783,7 @@ private:
   UnfoldStep lowerBranch(const std::string &label, const std::string &contextName,
                          const Expr &body, const std::string &result) {
     UnfoldStep step{label + ":", {}};
-    Context branch{contextName, {}, &step.children};
+    Context branch(contextName, &step.children);
     std::string value = describe(eval(body, branch), branch);
     finish(branch);
     step.children.push_back({result + " = " + value, {}});

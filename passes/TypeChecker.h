@@ -107,7 +107,6 @@ private:
     bool passesHostData;
   };
   std::vector<CallEdge> calls_;
-  bool inLayerDecl_ = false;
 };
 
 } // namespace foldc

@@ -28,6 +28,26 @@ std::vector<Tree> randomTrees(int count, uint64_t seed, int maxLeaves = 12) {
   return trees;
 }
 
+std::vector<Tree> balancedTrees(int count, int leaves, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<Tree> trees;
+  for (int i = 0; i < count; ++i)
+    trees.push_back(reference::balancedTree(leaves, kVocab, 5, rng));
+  return trees;
+}
+
+/// Unfolds each tree as one example; returns the roots' instances.
+template <int N, int K>
+std::vector<int32_t> unfoldAll(const TreeLstmModel<N, K> &model, const std::vector<Tree> &trees,
+                               BatchGraph &graph) {
+  std::vector<int32_t> roots;
+  for (const Tree &t : trees) {
+    graph.beginExample();
+    roots.push_back(model.unfold(graph, t));
+  }
+  return roots;
+}
+
 /// Everything a run produces that batching must not change.
 struct RunResult {
   double objective;
@@ -109,13 +129,8 @@ TEST(TreeLstmBatching, RowThreadsDoNotChangeForwardValues) {
   ParamStore params;
   TreeLstmModel<kN> model(params, kVocab, true, true);
   params.initialize(4);
-  std::vector<Tree> trees = randomTrees(64, 6, 24); // batches large enough to split
-  BatchGraph graph;
-  std::vector<int32_t> roots;
-  for (const Tree &t : trees) {
-    graph.beginExample();
-    roots.push_back(model.unfold(graph, t));
-  }
+  BatchGraph graph; // batches large enough to split
+  std::vector<int32_t> roots = unfoldAll(model, randomTrees(64, 6, 24), graph);
   Executor single(params), split(params);
   WorkerPool pool(2);
   split.setWorkerPool(&pool);
@@ -133,12 +148,8 @@ TEST(Scheduler, BalancedTreeHasOneNodeBatchPerLevel) {
   ParamStore params;
   TreeLstmModel<kN> model(params, kVocab, false, false);
   params.initialize(1);
-  std::mt19937_64 rng(1);
   BatchGraph graph;
-  for (int e = 0; e < 3; ++e) {
-    graph.beginExample();
-    model.unfold(graph, reference::balancedTree(8, kVocab, 5, rng));
-  }
+  unfoldAll(model, balancedTrees(3, 8, 1), graph);
   Schedule s = scheduleByDepth(graph);
   ASSERT_EQ(s.batches.size(), 4u); // leaves, then levels of 4, 2, 1 nodes
   EXPECT_EQ(s.batches[0].instances.size(), 24u);
@@ -186,12 +197,8 @@ TEST(Executor, ValuesConsumedInOrderAreReadInPlace) {
   ParamStore params;
   TreeLstmModel<kN> model(params, kVocab, true, true);
   params.initialize(2);
-  std::mt19937_64 rng(4);
   BatchGraph graph;
-  for (int e = 0; e < 4; ++e) {
-    graph.beginExample();
-    model.unfold(graph, reference::balancedTree(4, kVocab, 5, rng));
-  }
+  unfoldAll(model, balancedTrees(4, 4, 4), graph);
   Executor exec(params);
   exec.forward(graph, ExecOptions{});
   // The classifier reads each depth's states in row order: no copies.
@@ -266,10 +273,7 @@ TEST(WholeModelGradient, TreeLstmMatchesFiniteDifferences) {
   for (int i = 0; i < 3; ++i)
     trees.push_back(reference::randomTree(4, 6, 3, rng));
   BatchGraph graph;
-  for (const Tree &t : trees) {
-    graph.beginExample();
-    model.unfold(graph, t);
-  }
+  unfoldAll(model, trees, graph);
   Executor exec(params);
   params.zeroGrads();
   exec.forward(graph, ExecOptions{});
