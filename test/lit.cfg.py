@@ -5,7 +5,7 @@ import lit.formats
 config.name = "foldc"
 # Run RUN lines with /bin/sh so tests can check exact exit statuses ($?).
 config.test_format = lit.formats.ShTest(execute_external=True)
-config.suffixes = [".fold"]
+config.suffixes = [".fold", ".test"]
 config.excludes = ["Inputs", "Unit"]
 config.test_source_root = os.path.join(config.foldc_source_root, "test")
 config.test_exec_root = os.path.join(config.foldc_binary_root, "test")
@@ -18,6 +18,8 @@ config.substitutions.append(("%cxx", config.cxx + " -std=c++20 -O1 -Wall -Wextra
                              + config.foldc_source_root))
 config.substitutions.append(("%runtime_lib", config.runtime_lib))
 config.substitutions.append(("%inputs", os.path.join(config.foldc_source_root, "test", "Codegen", "Inputs")))
+config.substitutions.append(("%sst_to_jsonl", os.path.join(config.foldc_binary_root, "examples", "sentiment", "sst_to_jsonl")))
+config.substitutions.append(("%sst", os.path.join(config.foldc_source_root, "examples", "sentiment", "data", "sst")))
 # `not` (inverts an exit status) comes from LLVM's tools, beside FileCheck.
 config.environment["PATH"] = os.pathsep.join(
     [os.path.dirname(config.filecheck), os.environ.get("PATH", "")])
