@@ -278,9 +278,7 @@ void TypeChecker::checkFunction(const FunctionDecl &fn) {
   }
   if (fn.exprBody) {
     context.result = check(*fn.exprBody);
-    if (context.declaredResult)
-      expectType(context.declaredResult, Arg{context.result, fn.exprBody.get(), fn.exprBody->range()},
-                 "the result of '" + fn.name + "'");
+    expectResult(context, context.result, *fn.exprBody);
   }
   for (size_t i = 0; i < fn.body.size(); ++i)
     checkStmt(*fn.body[i], context, i + 1 == fn.body.size());
@@ -325,9 +323,7 @@ void TypeChecker::checkStmt(const Stmt &stmt, FunctionContext &context, bool isL
     if (!isLast)
       diag_.error(stmt.range()) << "'return' must be the last statement of a def";
     context.result = type;
-    if (context.declaredResult)
-      expectType(context.declaredResult, Arg{type, &value, value.range()},
-                 "the result of '" + fn.name + "'");
+    expectResult(context, type, value);
     return;
   }
   case StmtKind::Loss: {
@@ -357,6 +353,16 @@ void TypeChecker::checkStmt(const Stmt &stmt, FunctionContext &context, bool isL
     return;
   }
   }
+}
+
+void TypeChecker::expectResult(const FunctionContext &context, const TypeRef &type,
+                               const Expr &value) {
+  const FunctionDecl &fn = *context.fn;
+  if (!context.declaredResult ||
+      expectType(context.declaredResult, Arg{type, &value, value.range()},
+                 "the result of '" + fn.name + "'"))
+    return;
+  diag_.note(fn.result->range()) << "'" << fn.name << "' declares its result type here";
 }
 
 void TypeChecker::bindPattern(const Pattern &pattern, const TypeRef &type) {

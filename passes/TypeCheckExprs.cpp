@@ -5,6 +5,7 @@
 #include "passes/Builtins.h"
 
 #include <algorithm>
+#include <functional>
 
 namespace foldc {
 
@@ -325,7 +326,8 @@ bool TypeChecker::expectType(const TypeRef &expected, const Arg &actual,
 }
 
 TypeRef TypeChecker::applySignature(const TypeRef &signature, std::vector<Arg> args,
-                                    SourceRange range, const std::string &what) {
+                                    SourceRange range, const std::string &what,
+                                    const std::function<void(size_t)> &noteParameter) {
   auto adapted = adaptArity(std::move(args), signature->params.size(), range, what);
   if (!adapted)
     return types::errorType();
@@ -334,7 +336,11 @@ TypeRef TypeChecker::applySignature(const TypeRef &signature, std::vector<Arg> a
     Arg arg = (*adapted)[i];
     if (!arg.expr)
       arg.range = range;
-    ok &= expectType(signature->params[i], arg, "argument " + std::to_string(i + 1) + " of " + what);
+    if (!expectType(signature->params[i], arg, "argument " + std::to_string(i + 1) + " of " + what)) {
+      ok = false;
+      if (noteParameter)
+        noteParameter(i);
+    }
   }
   return ok ? signature->result : types::errorType();
 }
@@ -348,8 +354,14 @@ TypeRef TypeChecker::applyValue(const BlockValue &value, std::vector<Arg> args,
       host |= a.type->isHost();
     if (!fnStack_.empty())
       calls_.push_back(CallEdge{fnStack_.back(), value.def, range, host});
-    return applySignature(signatureOf(*value.def, range), std::move(args), range,
-                          "'" + value.def->name + "'");
+    const FunctionDecl &fn = *value.def;
+    return applySignature(signatureOf(fn, range), std::move(args), range, "'" + fn.name + "'",
+                          [&](size_t i) {
+                            if (i < fn.params.size())
+                              diag_.note(fn.params[i].range) << "parameter '" << fn.params[i].name
+                                                             << "' of '" << fn.name
+                                                             << "' is declared here";
+                          });
   }
   case BlockValue::Kind::Layer: {
     const LayerInfo &info = program_.layers.at(value.layer);
@@ -357,7 +369,10 @@ TypeRef TypeChecker::applyValue(const BlockValue &value, std::vector<Arg> args,
         args[0].type->element == ElementType::I32)
       return info.blockType->result; // an i32 index, e.g. from argmax
     return applySignature(info.blockType, std::move(args), range,
-                          "layer '" + value.layer->name + "'");
+                          "layer '" + value.layer->name + "'", [&](size_t) {
+                            diag_.note(value.layer->range()) << "layer '" << value.layer->name
+                                                             << "' is declared here";
+                          });
   }
   case BlockValue::Kind::Typed:
     return applySignature(value.signature, std::move(args), range, "the block");

@@ -5,6 +5,7 @@
 
 #include "passes/TypeCheck.h"
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -39,6 +40,8 @@ private:
     TypeRef result;         ///< what `return` gave
   };
   void checkStmt(const Stmt &stmt, FunctionContext &context, bool isLast);
+  /// Checks a returned value against the written result, noting where it is written.
+  void expectResult(const FunctionContext &context, const TypeRef &type, const Expr &value);
   void bindPattern(const Pattern &pattern, const TypeRef &type);
   void checkRecursion();
 
@@ -69,7 +72,8 @@ public:
   /// Checks `args` against a known signature, adapting between one tuple
   /// argument and several arguments; lifts host numbers to scalar tensors.
   TypeRef applySignature(const TypeRef &signature, std::vector<Arg> args, SourceRange range,
-                         const std::string &what);
+                         const std::string &what,
+                         const std::function<void(size_t)> &noteParameter = {});
   /// Matches n arguments to `arity` parameters (packing or unpacking a tuple).
   std::optional<std::vector<Arg>> adaptArity(std::vector<Arg> args, size_t arity,
                                              SourceRange range, const std::string &what);
