@@ -646,6 +646,8 @@ private:
       AVal middle = apply(block->first, std::move(args), types::errorType(), site, ctx);
       return apply(block->second, {middle}, type, site, ctx);
     }
+    case BlockValue::Kind::Host: // runs at unfold time on host values
+      return AVal::host(toSource(site), type);
     case BlockValue::Kind::Typed:
       return structural(ctx, "call block " + toSource(*block->source), type, maxStage(args));
     }

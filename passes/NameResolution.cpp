@@ -22,7 +22,16 @@ class Resolver {
 public:
   Resolver(ResolvedNames &out, DiagnosticEngine &diag) : out_(out), diag_(diag) {}
 
-  void run(const Module &module) {
+  void run(const Module &module, const std::vector<HostFunction> &hostFunctions) {
+    for (size_t i = 0; i < hostFunctions.size(); ++i) {
+      const HostFunction &f = hostFunctions[i];
+      auto [it, inserted] = out_.hostFunctions.emplace(f.name, int(i));
+      if (!inserted) {
+        diag_.error(f.import->nameRange) << "'" << f.name << "' is imported twice";
+        diag_.note(hostFunctions[size_t(it->second)].import->nameRange) << "first imported here";
+      }
+    }
+    hostFunctions_ = &hostFunctions;
     for (const DeclPtr &decl : module.decls)
       declareGlobal(*decl);
     for (const DeclPtr &decl : module.decls)
@@ -42,6 +51,12 @@ private:
     }
     if (isa<ImportDecl>(&decl))
       return;
+    if (auto host = out_.hostFunctions.find(decl.name); host != out_.hostFunctions.end()) {
+      diag_.error(decl.nameRange) << "redefinition of '" << decl.name << "'";
+      diag_.note((*hostFunctions_)[size_t(host->second)].import->nameRange)
+          << "'" << decl.name << "' is imported here";
+      return;
+    }
     auto [it, inserted] = out_.globals.emplace(decl.name, &decl);
     if (!inserted) {
       redefinition(decl.name, decl.nameRange, it->second->nameRange);
@@ -178,6 +193,12 @@ private:
     }
     if (auto it = out_.globals.find(name.name); it != out_.globals.end()) {
       out_.names[&name] = Symbol{globalKind(*it->second), it->second, nullptr, ""};
+      return;
+    }
+    if (auto host = out_.hostFunctions.find(name.name); host != out_.hostFunctions.end()) {
+      Symbol symbol{Symbol::Kind::HostFunction, nullptr, nullptr, ""};
+      symbol.hostFunction = host->second;
+      out_.names[&name] = symbol;
       return;
     }
     if (findBuiltin(name.name)) {
@@ -355,13 +376,15 @@ private:
   ResolvedNames &out_;
   DiagnosticEngine &diag_;
   std::vector<Scope> scopes_;
+  const std::vector<HostFunction> *hostFunctions_ = nullptr;
 };
 
 } // namespace
 
-ResolvedNames resolveNames(const Module &module, DiagnosticEngine &diag) {
+ResolvedNames resolveNames(const Module &module, const std::vector<HostFunction> &hostFunctions,
+                           DiagnosticEngine &diag) {
   ResolvedNames names;
-  Resolver(names, diag).run(module);
+  Resolver(names, diag).run(module, hostFunctions);
   return names;
 }
 

@@ -3,6 +3,7 @@
 
 #include "frontend/AST.h"
 #include "frontend/Diagnostics.h"
+#include "passes/HeaderImport.h"
 
 #include <string>
 #include <unordered_map>
@@ -11,13 +12,14 @@ namespace foldc {
 
 /// What a name in an expression refers to.
 struct Symbol {
-  enum class Kind { Const, Param, Layer, Def, Model, Builtin, Local };
+  enum class Kind { Const, Param, Layer, Def, Model, Builtin, Local, HostFunction };
   Kind kind = Kind::Builtin;
   const Decl *decl = nullptr;    ///< Const, Param, Layer, Def, Model
   /// Local: the binding site, one of NamePattern*, Parameter*, MatchArm*
   /// (its binder) or ParamDecl* (a param inside a def).
   const void *binding = nullptr;
   std::string builtin;           ///< Builtin: its name
+  int hostFunction = -1;         ///< HostFunction: its index
 };
 
 /// A variant of a data type, found by its name.
@@ -30,6 +32,7 @@ struct VariantRef {
 struct ResolvedNames {
   std::unordered_map<std::string, const Decl *> globals; ///< const/param/layer/def/model
   std::unordered_map<std::string, const DataDecl *> dataTypes;
+  std::unordered_map<std::string, int> hostFunctions; ///< imported C++ functions
   std::unordered_map<std::string, VariantRef> variants;  ///< union variants by name
   std::unordered_map<const NameExpr *, Symbol> names;
   std::unordered_map<const NamedTypeExpr *, const DataDecl *> typeNames;
@@ -40,6 +43,7 @@ struct ResolvedNames {
 /// scope (parameters, def-local params, `let`, lambda parameters, match
 /// binders). Unknown and duplicate names are errors, duplicates with a note
 /// at the first declaration. Locals shadow globals, which shadow builtins.
-ResolvedNames resolveNames(const Module &module, DiagnosticEngine &diag);
+ResolvedNames resolveNames(const Module &module, const std::vector<HostFunction> &hostFunctions,
+                           DiagnosticEngine &diag);
 
 } // namespace foldc

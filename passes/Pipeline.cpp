@@ -24,12 +24,23 @@ void runPass(const char *name, const PipelineOptions &options, const std::functi
 }
 } // namespace
 
-std::unique_ptr<TypedProgram> analyze(const Module &module, DiagnosticEngine &diag,
-                                      const PipelineOptions &options) {
+std::unique_ptr<TypedProgram> analyze(const Module &module, SourceManager &sources,
+                                      DiagnosticEngine &diag, const PipelineOptions &options) {
   auto program = std::make_unique<TypedProgram>();
   program->module = &module;
+  runPass("header-import", options,
+          [&] {
+            program->hostFunctions = importHeaders(module, sources, options.includeDirs, diag);
+          },
+          [&](std::ostream &out) {
+            for (const HostFunction &f : program->hostFunctions)
+              out << f.qualifiedName << " from " << f.header << '\n';
+          });
   runPass("name-resolution", options,
-          [&] { program->names = std::make_unique<ResolvedNames>(resolveNames(module, diag)); },
+          [&] {
+            program->names =
+                std::make_unique<ResolvedNames>(resolveNames(module, program->hostFunctions, diag));
+          },
           [&](std::ostream &out) {
             out << program->names->names.size() << " names resolved, "
                 << program->names->globals.size() << " globals, "

@@ -6,10 +6,13 @@
 
 #include <memory>
 #include <ostream>
+#include <string>
+#include <vector>
 
 namespace foldc {
 
 struct PipelineOptions {
+  std::vector<std::string> includeDirs; ///< where `import` looks after the file's folder
   bool printAfterAll = false; ///< dump each pass's result to `log`
   bool timePasses = false;    ///< report each pass's wall time to `log`
   std::ostream *log = nullptr;
@@ -19,7 +22,7 @@ struct PipelineOptions {
 /// runs even after errors in an earlier one (errors never cascade: an
 /// unresolved name has the error type), so independent mistakes are all
 /// reported. The result is complete only when `diag` has no errors.
-std::unique_ptr<TypedProgram> analyze(const Module &module, DiagnosticEngine &diag,
-                                      const PipelineOptions &options = {});
+std::unique_ptr<TypedProgram> analyze(const Module &module, SourceManager &sources,
+                                      DiagnosticEngine &diag, const PipelineOptions &options = {});
 
 } // namespace foldc

@@ -150,6 +150,12 @@ TypeRef TypeChecker::checkName(const NameExpr &name) {
     value->builtin = symbol.builtin;
     return makeBlock(value, nullptr);
   }
+  case Symbol::Kind::HostFunction: {
+    const HostFunction &f = program_.hostFunctions[size_t(symbol.hostFunction)];
+    value->kind = BlockValue::Kind::Host;
+    value->hostFunction = symbol.hostFunction;
+    return makeBlock(value, types::block(f.params, f.result));
+  }
   case Symbol::Kind::Local: {
     auto bi = program_.bindingTypes.find(symbol.binding);
     if (bi == program_.bindingTypes.end())
@@ -376,6 +382,13 @@ TypeRef TypeChecker::applyValue(const BlockValue &value, std::vector<Arg> args,
   }
   case BlockValue::Kind::Typed:
     return applySignature(value.signature, std::move(args), range, "the block");
+  case BlockValue::Kind::Host: {
+    const HostFunction &f = program_.hostFunctions[size_t(value.hostFunction)];
+    return applySignature(types::block(f.params, f.result), std::move(args), range,
+                          "'" + f.name + "'", [&](size_t) {
+                            diag_.note(f.declaration) << "'" << f.name << "' is declared here";
+                          });
+  }
   case BlockValue::Kind::Builtin:
     return checkBuiltinCall(value.builtin, std::move(args), range);
   case BlockValue::Kind::Partial: {

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "passes/ConstEval.h"
+#include "passes/HeaderImport.h"
 #include "passes/NameResolution.h"
 #include "passes/Type.h"
 
@@ -22,6 +23,7 @@ struct BlockValue {
     Partial,  ///< a combinator without its data argument: `map(words)`
     Compose,  ///< `f >> g` of two blocks
     Typed,    ///< a def parameter of block type: only its signature is known
+    Host,     ///< a C++ function from an imported header
   };
   Kind kind;
   const FunctionDecl *def = nullptr;
@@ -34,6 +36,7 @@ struct BlockValue {
   std::vector<const Expr *> boundArgs;
   std::shared_ptr<const BlockValue> first, second; ///< Compose: first, then second
   TypeRef signature;                      ///< Typed
+  int hostFunction = -1;                  ///< Host: index in TypedProgram::hostFunctions
 };
 
 enum class LayerKind { FullyConnected, Embedding, LSTM, GRU };
@@ -65,6 +68,7 @@ struct ParamInfo {
 /// AST is modified.
 struct TypedProgram {
   const Module *module = nullptr;
+  std::vector<HostFunction> hostFunctions; ///< from `import`, in order
   std::unique_ptr<ResolvedNames> names;
   std::unique_ptr<ConstTable> consts;
   std::unordered_map<const Expr *, TypeRef> exprTypes;

@@ -42,6 +42,9 @@ std::string signatureText(const TypeRef &signature) {
 } // namespace
 
 void printTypes(const TypedProgram &program, std::ostream &out) {
+  for (const HostFunction &f : program.hostFunctions)
+    out << "import \"" << f.import->name << "\": " << f.name << ": "
+        << signatureText(types::block(f.params, f.result)) << '\n';
   for (const DeclPtr &decl : program.module->decls) {
     if (auto *c = dyn_cast<ConstDecl>(decl.get())) {
       auto it = program.consts->values().find(c);

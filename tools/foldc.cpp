@@ -80,7 +80,7 @@ int run(const Options &options) {
   }
   foldc::PipelineOptions pipeline = options.pipeline;
   pipeline.log = &std::cerr;
-  auto program = foldc::analyze(*module, diag, pipeline);
+  auto program = foldc::analyze(*module, sources, diag, pipeline);
   if (diag.hasErrors())
     return kExitProgramErrors;
   if (options.emit == EmitStage::Types) {
@@ -114,6 +114,8 @@ int main(int argc, char **argv) {
                  "and JSONL readers; with -o DIR, writes DIR/NAME.h and DIR/NAME.cpp)")
       ->check(CLI::IsMember({"tokens", "ast", "types", "plan", "cpp"}));
   app.add_option("--namespace", options.cppNamespace, "C++ namespace of generated code");
+  app.add_option("-I", options.pipeline.includeDirs, "folders where `import` finds headers")
+      ->allow_extra_args(false);
   app.add_flag("--print-after-all", options.pipeline.printAfterAll,
                "print each pass's result on stderr");
   app.add_flag("--time-passes", options.pipeline.timePasses, "print each pass's time on stderr");
