@@ -109,7 +109,10 @@ TEST_P(TreeLstmBatching, BatchedEqualsUnbatched) {
   EXPECT_LT(batched.stats.batches, single.stats.batches / 4) << "batching must merge instances";
 }
 
-INSTANTIATE_TEST_SUITE_P(LossPlacement, TreeLstmBatching, ::testing::Values(false, true));
+INSTANTIATE_TEST_SUITE_P(LossPlacement, TreeLstmBatching, ::testing::Values(false, true),
+                         [](const ::testing::TestParamInfo<bool> &info) {
+                           return std::string(info.param ? "LossAtEveryNode" : "LossAtRoot");
+                         });
 
 TEST(TreeLstmBatching, ThreadCountDoesNotChangeResults) {
   ParamStore params;

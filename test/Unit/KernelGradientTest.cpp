@@ -25,8 +25,14 @@ TEST_P(FcGradient, MatchesFiniteDifferences) {
   KernelHarness(fc, p, 5, 11).checkGradients();
 }
 
+std::string activationName(const ::testing::TestParamInfo<Act> &info) {
+  static const char *names[] = {"None", "Tanh", "ReLU", "Sigmoid"};
+  return names[int(info.param)];
+}
+
 INSTANTIATE_TEST_SUITE_P(Activations, FcGradient,
-                         ::testing::Values(Act::None, Act::Tanh, Act::ReLU, Act::Sigmoid));
+                         ::testing::Values(Act::None, Act::Tanh, Act::ReLU, Act::Sigmoid),
+                         activationName);
 
 TEST(KernelGradient, FcWithOneOutput) { // a readout: one column, stored as a column vector
   ParamStore p = paramsWith({{"W", {4, 1}}, {"b", {1}}});
