@@ -11,18 +11,30 @@
 
 namespace foldc {
 
-/// One primitive operation inside a kernel. An operand is the result of an
-/// earlier op (its index, >= 0) or a kernel argument (argument(i) < 0).
-struct PlanOp {
-  static int argument(int i) { return -(i + 1); }
-  static bool isArgument(int operand) { return operand < 0; }
-  static int argumentIndex(int operand) { return -operand - 1; }
+/// What an operation reads: the result of an earlier op of the kernel, a
+/// kernel argument (a tensor from outside), a host input of the instance
+/// (word id, label, lifted number), or a constant folded into the code.
+struct PlanOperand {
+  enum class Kind { Op, Argument, Host, Constant };
+  Kind kind = Kind::Op;
+  int index = 0;        ///< Op: op index; Argument: argument index; Host: host input index
+  std::string constant; ///< Constant: as written (after const folding)
+  bool isTensor() const { return kind == Kind::Op || kind == Kind::Argument; }
+};
 
-  std::string name;              ///< linear, bias_add, add, sigmoid, slice, gather, xent, ...
-  std::vector<int> operands;
-  std::string attribute;         ///< a parameter name, a slice range, a host input
-  TypeRef type;                  ///< of the result
+/// One primitive operation inside a kernel.
+struct PlanOp {
+  std::string name;                  ///< linear, bias_add, add, sigmoid, slice, gather, xent, ...
+  std::vector<PlanOperand> operands; ///< in the order of the source expression
+  std::string attribute;             ///< a parameter name or a slice range
+  TypeRef type;                      ///< of the result
   double flops = 0;
+};
+
+/// A host value each instance of a kernel reads, and its type.
+struct HostInput {
+  std::string source;
+  TypeRef type;
 };
 
 /// A fused region: everything it computes runs in one batched call per depth.
@@ -33,7 +45,7 @@ struct KernelPlan {
   SourceRange range;                  ///< the first operation
   std::vector<TypeRef> args;          ///< tensor arguments (values 0..n-1)
   std::vector<std::string> argSources;
-  std::vector<std::string> hostInputs; ///< host values read per instance (word ids, labels)
+  std::vector<HostInput> hostInputs; ///< host values read per instance (word ids, labels)
   std::vector<PlanOp> ops;
   std::set<std::string> params;
   /// Op results the kernel gives out, with what they are for ("value",

@@ -311,18 +311,41 @@ private:
       instantiate(ctx.pending.front());
   }
 
-  /// The operand naming `v` inside kernel `k`: an op result, or an argument
-  /// (added the first time) when it comes from outside.
-  int operandIn(KernelPlan &k, const AVal &v) {
-    if (v.kind == AVal::Kind::Local && v.kernel == k.id)
-      return v.value;
+  /// The operand naming `v` inside kernel `k`: an op result, an argument
+  /// (added the first time) when it comes from outside, a host input or a constant.
+  PlanOperand operandIn(KernelPlan &k, const AVal &v) {
+    PlanOperand operand;
+    if (v.kind == AVal::Kind::Host && v.constant) {
+      operand.kind = PlanOperand::Kind::Constant;
+      operand.constant = v.text;
+      return operand;
+    }
+    if (v.kind == AVal::Kind::Host) {
+      operand.kind = PlanOperand::Kind::Host;
+      operand.index = indexOf(k.hostInputs, v.text, v.type);
+      return operand;
+    }
+    if (v.kind == AVal::Kind::Local && v.kernel == k.id) {
+      operand.index = v.value;
+      return operand;
+    }
+    operand.kind = PlanOperand::Kind::Argument;
     std::string source = v.kind == AVal::Kind::Local ? materialize(v) : v.text;
-    for (size_t i = 0; i < k.argSources.size(); ++i)
-      if (k.argSources[i] == source)
-        return PlanOp::argument(int(i));
-    k.args.push_back(v.type);
-    k.argSources.push_back(source);
-    return PlanOp::argument(int(k.args.size() - 1));
+    auto found = std::find(k.argSources.begin(), k.argSources.end(), source);
+    operand.index = int(found - k.argSources.begin());
+    if (found == k.argSources.end()) {
+      k.args.push_back(v.type);
+      k.argSources.push_back(source);
+    }
+    return operand;
+  }
+
+  static int indexOf(std::vector<HostInput> &inputs, const std::string &source, TypeRef type) {
+    for (size_t i = 0; i < inputs.size(); ++i)
+      if (inputs[i].source == source)
+        return int(i);
+    inputs.push_back({source, std::move(type)});
+    return int(inputs.size() - 1);
   }
 
   /// Adds an operation over tensor operands (host operands become host inputs).
@@ -341,17 +364,9 @@ private:
     op.type = std::move(type);
     op.flops = flops;
     op.attribute = std::move(attribute);
-    for (const AVal &o : operands) {
-      if (o.isTensorLike()) {
+    for (const AVal &o : operands)
+      if (o.isTensorLike() || o.kind == AVal::Kind::Host)
         op.operands.push_back(operandIn(k, o));
-      } else if (o.kind == AVal::Kind::Host) {
-        if (!o.constant &&
-            std::find(k.hostInputs.begin(), k.hostInputs.end(), o.text) == k.hostInputs.end())
-          k.hostInputs.push_back(o.text);
-        op.attribute += (op.attribute.empty() ? "" : ", ") +
-                        (o.constant ? o.text : "host " + o.text);
-      }
-    }
     k.ops.push_back(std::move(op));
     AVal v;
     v.kind = AVal::Kind::Local;
@@ -838,17 +853,15 @@ std::string KernelPlan::identity() const {
   std::string key;
   for (const TypeRef &a : args)
     key += toString(a) + ";";
-  key += std::to_string(hostInputs.size()) + "|";
+  // Host sources differ per call site; their types, constants and parameters do not.
+  for (const HostInput &h : hostInputs)
+    key += toString(h.type) + ";";
+  key += "|";
   for (const PlanOp &op : ops) {
     key += op.name + "(";
-    for (int o : op.operands)
-      key += std::to_string(o) + ",";
-    // Host sources differ per call site; constants and parameters do not.
-    std::string attribute = op.attribute;
-    for (const std::string &h : hostInputs)
-      for (size_t at; (at = attribute.find("host " + h)) != std::string::npos;)
-        attribute.replace(at, 5 + h.size(), "host");
-    key += attribute + "):" + toString(op.type) + ";";
+    for (const PlanOperand &o : op.operands)
+      key += std::to_string(int(o.kind)) + ":" + std::to_string(o.index) + o.constant + ",";
+    key += op.attribute + "):" + toString(op.type) + ";";
   }
   for (const auto &[value, role] : results)
     key += std::to_string(value) + role + ";";

@@ -5,9 +5,14 @@ namespace foldc {
 
 namespace {
 
-std::string operandText(int operand) {
-  return PlanOp::isArgument(operand) ? "%a" + std::to_string(PlanOp::argumentIndex(operand))
-                                     : "%" + std::to_string(operand);
+std::string operandText(const KernelPlan &k, const PlanOperand &o) {
+  switch (o.kind) {
+  case PlanOperand::Kind::Op: return "%" + std::to_string(o.index);
+  case PlanOperand::Kind::Argument: return "%a" + std::to_string(o.index);
+  case PlanOperand::Kind::Host: return "host " + k.hostInputs[size_t(o.index)].source;
+  case PlanOperand::Kind::Constant: return o.constant;
+  }
+  return "?";
 }
 
 void printSteps(const std::vector<UnfoldStep> &steps, int depth, std::ostream &out) {
@@ -32,8 +37,8 @@ void printKernel(const BatchPlan &plan, const KernelPlan &k, std::ostream &out) 
   }
   for (size_t i = 0; i < k.args.size(); ++i)
     out << "  arg %a" << i << ": " << toString(k.args[i]) << " = " << k.argSources[i] << '\n';
-  for (const std::string &h : k.hostInputs)
-    out << "  host " << h << '\n';
+  for (const HostInput &h : k.hostInputs)
+    out << "  host " << h.source << ": " << toString(h.type) << '\n';
   if (!k.params.empty()) {
     out << "  params:";
     for (const std::string &p : k.params)
@@ -42,11 +47,17 @@ void printKernel(const BatchPlan &plan, const KernelPlan &k, std::ostream &out) 
   }
   for (size_t i = 0; i < k.ops.size(); ++i) {
     const PlanOp &op = k.ops[i];
+    // Tensors after the name; parameters, ranges, host values and constants in brackets.
     out << "  %" << i << " = " << op.name;
-    for (size_t j = 0; j < op.operands.size(); ++j)
-      out << (j ? ", " : " ") << operandText(op.operands[j]);
-    if (!op.attribute.empty())
-      out << (op.operands.empty() ? " " : " ") << '[' << op.attribute << ']';
+    std::string tensors, others = op.attribute;
+    for (const PlanOperand &o : op.operands) {
+      std::string &list = o.isTensor() ? tensors : others;
+      list += (list.empty() ? "" : ", ") + operandText(k, o);
+    }
+    if (!tensors.empty())
+      out << ' ' << tensors;
+    if (!others.empty())
+      out << " [" << others << ']';
     out << " : " << toString(op.type) << '\n';
   }
   for (const auto &[value, role] : k.results)
