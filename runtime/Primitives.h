@@ -7,7 +7,11 @@
 #pragma once
 
 #include "runtime/Ops.h"
+#include "runtime/Kernel.h"
 #include "runtime/Params.h"
+#include "runtime/Random.h"
+
+#include <vector>
 
 namespace foldc::rt::ops {
 
@@ -184,5 +188,118 @@ template <int W> struct Argmax {
     }
   }
 };
+
+/// Row `indices[r]` of a parameter table: [N, W] (an embedding). Its
+/// gradient touches only the rows used.
+template <int W> struct Gather {
+  static void forward(const std::vector<int32_t> &indices, const Param &table, Out<W> y) {
+    gatherRows(table.value.data(), table.rows(), W, indices.data(), int(indices.size()), y.data(),
+               table.name);
+  }
+  static void backward(const std::vector<int32_t> &indices, Param &table, In<W> dy) {
+    table.scatterAddRows(indices.data(), int(indices.size()), dy.data());
+  }
+};
+
+/// Softmax cross-entropy of K logits per row with an integer label per row.
+template <int K> struct Xent {
+  static void forward(In<K> logits, const std::vector<int32_t> &labels, Out<1> loss) {
+    float probs[K];
+    for (Eigen::Index r = 0; r < logits.rows(); ++r)
+      loss(r, 0) = softmaxXent(logits.data() + r * K, K, checked(labels[size_t(r)]), probs);
+  }
+  static void backward(In<K> logits, const std::vector<int32_t> &labels, In<1> dy, Out<K> dx) {
+    float probs[K];
+    for (Eigen::Index r = 0; r < logits.rows(); ++r) {
+      int label = checked(labels[size_t(r)]);
+      softmaxXent(logits.data() + r * K, K, label, probs);
+      probs[label] -= 1.0f;
+      for (int k = 0; k < K; ++k)
+        dx(r, k) += probs[k] * dy(r, 0);
+    }
+  }
+  static int checked(int32_t label) {
+    if (label < 0 || label >= K)
+      throw std::out_of_range("xent: label " + std::to_string(label) + " is outside [0, " +
+                              std::to_string(K) + ")");
+    return label;
+  }
+};
+
+/// mse(a, b): the mean over W elements of (a - b)^2.
+template <int W> struct Mse {
+  static void forward(In<W> a, In<W> b, Out<1> y) { y = (a - b).rowwise().squaredNorm() / float(W); }
+  static void backward(In<W> a, In<W> b, In<1> dy, Out<W> da, Out<W> db) {
+    RowsMatrix<W> g = ((a - b).array().colwise() * (dy.array() * (2.0f / float(W)))).matrix();
+    da += g;
+    db -= g;
+  }
+};
+
+/// sigmoid_xent(z, t) summed over W elements, in the stable form
+/// max(z, 0) - z t + log(1 + exp(-|z|)).
+template <int W> struct SigmoidXent {
+  static void forward(In<W> z, In<W> t, Out<1> y) {
+    auto v = z.array();
+    y = (v.max(0.0f) - v * t.array() + (-v.abs()).exp().log1p()).rowwise().sum().matrix();
+  }
+  static void backward(In<W> z, In<W> t, In<1> dy, Out<W> dz, Out<W> dt) {
+    dz += ((z.array().logistic() - t.array()).colwise() * dy.array()).matrix();
+    dt -= (z.array().colwise() * dy.array()).matrix();
+  }
+};
+
+/// dropout(x, rate): element k of row r is kept when counterUniform(seed,
+/// key[r], k) >= rate and scaled by 1 / (1 - rate); identity outside training.
+template <int W> struct Dropout {
+  static void forward(In<W> x, float rate, const uint64_t *keys, const ExecContext &ctx, Out<W> y) {
+    apply(x, rate, keys, ctx, y);
+  }
+  static void backward(float rate, const uint64_t *keys, const ExecContext &ctx, In<W> dy,
+                       Out<W> dx) {
+    RowsMatrix<W> g(dy.rows(), W);
+    apply(dy, rate, keys, ctx, Out<W>(g.data(), dy.rows(), W));
+    dx += g;
+  }
+  static void apply(In<W> x, float rate, const uint64_t *keys, const ExecContext &ctx, Out<W> y) {
+    if (!ctx.training || rate <= 0) {
+      y = x;
+      return;
+    }
+    float scale = 1.0f / (1.0f - rate);
+    for (Eigen::Index r = 0; r < x.rows(); ++r)
+      for (int k = 0; k < W; ++k)
+        y(r, k) = counterUniform(ctx.seed, keys[r], uint64_t(k)) >= rate ? x(r, k) * scale : 0.0f;
+  }
+};
+
+enum class CompareKind { Eq, Ne, Lt, Le, Gt, Ge };
+
+/// Element-wise comparison giving 0/1 (no gradient: the result is a step).
+template <CompareKind K, int A, int B> struct Compare {
+  static constexpr int W = A > B ? A : B;
+  static void forward(In<A> a, In<B> b, Out<W> y) {
+    for (Eigen::Index r = 0; r < y.rows(); ++r)
+      for (int k = 0; k < W; ++k) {
+        float x = a(r, A == 1 ? 0 : k), z = b(r, B == 1 ? 0 : k);
+        bool v = K == CompareKind::Eq   ? x == z
+                 : K == CompareKind::Ne ? x != z
+                 : K == CompareKind::Lt ? x < z
+                 : K == CompareKind::Le ? x <= z
+                 : K == CompareKind::Gt ? x > z
+                                        : x >= z;
+        y(r, k) = v ? 1.0f : 0.0f;
+      }
+  }
+};
+
+/// Column `slot` of a batch's host values (`count` per row), one per row.
+template <typename T>
+std::vector<T> hostColumn(const T *values, int rows, int count, int slot) {
+  std::vector<T> column(static_cast<size_t>(rows));
+  for (int r = 0; r < rows; ++r)
+    column[size_t(r)] = values[size_t(r) * size_t(count) + size_t(slot)];
+  return column;
+}
 
 } // namespace foldc::rt::ops

@@ -192,6 +192,72 @@ TEST(Primitives, ArgmaxTakesTheFirstMaximum) {
   EXPECT_EQ(y(1, 0), 0.0f);
 }
 
+TEST(Primitives, GatherTouchesOnlyTheRowsUsed) {
+  ParamStore p;
+  p.add("E", {5, 3}, {InitKind::Uniform, -1, 1}, /*sparseRows=*/true);
+  p.initialize(6);
+  std::vector<int32_t> rows = {4, 1, 4};
+  checkOp({{}, 3, [&](auto &, Mat &y) { Gather<3>::forward(rows, p.at(0), out<3>(y)); },
+           [&](auto &, const Mat &, const Mat &dy, auto &) {
+             Gather<3>::backward(rows, p.at(0), in<3>(dy));
+           },
+           &p});
+  std::vector<int32_t> touched = p.at(0).touchedRows;
+  std::sort(touched.begin(), touched.end());
+  EXPECT_EQ(touched, (std::vector<int32_t>{1, 4}));
+}
+
+TEST(Primitives, Losses) {
+  std::vector<int32_t> labels = {2, 0, 3};
+  checkOp({{4}, 1, [&](auto &x, Mat &y) { Xent<4>::forward(in<4>(x[0]), labels, out<1>(y)); },
+           [&](auto &x, const Mat &, const Mat &dy, auto &dx) {
+             Xent<4>::backward(in<4>(x[0]), labels, in<1>(dy), out<4>(dx[0]));
+           }});
+  checkOp({{3, 3}, 1, [](auto &x, Mat &y) { Mse<3>::forward(in<3>(x[0]), in<3>(x[1]), out<1>(y)); },
+           [](auto &x, const Mat &, const Mat &dy, auto &dx) {
+             Mse<3>::backward(in<3>(x[0]), in<3>(x[1]), in<1>(dy), out<3>(dx[0]), out<3>(dx[1]));
+           }});
+  checkOp({{2, 2}, 1,
+           [](auto &x, Mat &y) { SigmoidXent<2>::forward(in<2>(x[0]), in<2>(x[1]), out<1>(y)); },
+           [](auto &x, const Mat &, const Mat &dy, auto &dx) {
+             SigmoidXent<2>::backward(in<2>(x[0]), in<2>(x[1]), in<1>(dy), out<2>(dx[0]),
+                                      out<2>(dx[1]));
+           }});
+  Mat logits(1, 2), loss(1, 1);
+  logits << 0.0f, std::log(3.0f);
+  Xent<2>::forward(in<2>(logits), {1}, out<1>(loss));
+  EXPECT_NEAR(loss(0, 0), -std::log(0.75f), 1e-6);
+}
+
+TEST(Primitives, DropoutMasksByInstanceKey) {
+  ExecContext training{nullptr, true, 9}, inference{nullptr, false, 9};
+  std::vector<uint64_t> keys = {11, 12, 13};
+  checkOp({{8}, 8,
+           [&](auto &x, Mat &y) { Dropout<8>::forward(in<8>(x[0]), 0.5f, keys.data(), training, out<8>(y)); },
+           [&](auto &, const Mat &, const Mat &dy, auto &dx) {
+             Dropout<8>::backward(0.5f, keys.data(), training, in<8>(dy), out<8>(dx[0]));
+           }});
+  Mat x = Mat::Constant(3, 8, 1.0f), y(3, 8);
+  Dropout<8>::forward(in<8>(x), 0.5f, keys.data(), inference, out<8>(y));
+  EXPECT_EQ(y, x) << "identity outside training";
+}
+
+TEST(Primitives, CompareGivesZeroOrOne) {
+  Mat a(2, 1), b(2, 1), y(2, 1);
+  a << 3, 1;
+  b << 3, 2;
+  Compare<CompareKind::Eq, 1, 1>::forward(in<1>(a), in<1>(b), out<1>(y));
+  EXPECT_EQ(y(0, 0), 1.0f);
+  EXPECT_EQ(y(1, 0), 0.0f);
+  Compare<CompareKind::Lt, 1, 1>::forward(in<1>(a), in<1>(b), out<1>(y));
+  EXPECT_EQ(y(1, 0), 1.0f);
+}
+
+TEST(Primitives, HostColumn) {
+  int32_t host[] = {1, 10, 2, 20, 3, 30}; // two values per row
+  EXPECT_EQ(hostColumn(host, 3, 2, 1), (std::vector<int32_t>{10, 20, 30}));
+}
+
 TEST(Primitives, BackwardAccumulates) {
   Mat x = Mat::Constant(2, 3, 1.0f), dy = Mat::Constant(2, 3, 1.0f), dx = Mat::Constant(2, 3, 5.0f);
   Unary<UnaryKind::Square, 3>::backward(in<3>(x), in<3>(x), in<3>(dy), out<3>(dx));
