@@ -15,7 +15,8 @@ config.substitutions.append(("%examples", os.path.join(config.foldc_source_root,
 config.substitutions.append(("FileCheck", config.filecheck))
 # Compiles generated code as a user would: warnings are errors.
 config.substitutions.append(("%cxx", config.cxx + " -std=c++20 -O1 -Wall -Wextra -Werror -I"
-                             + config.foldc_source_root))
+                             + config.foldc_source_root + " " + config.cxx_flags))
+config.substitutions.append(("%unit", os.path.join(config.foldc_source_root, "test", "Unit")))
 config.substitutions.append(("%runtime_lib", config.runtime_lib))
 config.substitutions.append(("%inputs", os.path.join(config.foldc_source_root, "test", "Codegen", "Inputs")))
 config.substitutions.append(("%sst_to_jsonl", os.path.join(config.foldc_binary_root, "examples", "sentiment", "sst_to_jsonl")))
