@@ -1,6 +1,7 @@
 // Kernel classes from kernel plans, over runtime/Primitives.h.
 #include "codegen/KernelCodegen.h"
 
+#include <cctype>
 #include <set>
 
 namespace foldc {
@@ -174,26 +175,30 @@ private:
     return 1;
   }
 
+  /// `In<W>(data, rows, W)` or `Out<W>(...)`: a batch view of W floats a row.
+  static std::string view(const char *kind, const std::string &data, int64_t width) {
+    std::string w = str(width);
+    return std::string(kind) + "<" + w + ">(" + data + ", rows, " + w + ")";
+  }
+
   /// The operand as a read-only batch view.
   std::string in(const PlanOperand &o) const {
-    std::string w = str(widthOfOperand(o));
+    int64_t w = widthOfOperand(o);
     switch (o.kind) {
-    case PlanOperand::Kind::Op:
-      return "In<" + w + ">(v.v" + str(o.index) + ".data(), rows, " + w + ")";
-    case PlanOperand::Kind::Argument:
-      return "In<" + w + ">(c.args[" + str(o.index) + "], rows, " + w + ")";
-    case PlanOperand::Kind::Host:
-      return "In<" + w + ">(hf" + str(o.index) + ".data(), rows, " + w + ")";
+    case PlanOperand::Kind::Op: return view("In", "v.v" + str(o.index) + ".data()", w);
+    case PlanOperand::Kind::Argument: return view("In", "c.args[" + str(o.index) + "]", w);
+    case PlanOperand::Kind::Host: return view("In", "hf" + str(o.index) + ".data()", w);
     case PlanOperand::Kind::Constant:
-      return "In<1>(foldc::rt::RowsMatrix<1>::Constant(rows, 1, float(" + o.constant +
-             ")).eval().data(), rows, 1)";
+      return view("In",
+                  "foldc::rt::RowsMatrix<1>::Constant(rows, 1, float(" + o.constant +
+                      ")).eval().data()",
+                  1);
     }
     return "";
   }
 
   std::string outOf(int i) const {
-    std::string w = str(widthOf(k_.ops[size_t(i)].type));
-    return "Out<" + w + ">(v.v" + str(int64_t(i)) + ".data(), rows, " + w + ")";
+    return view("Out", "v.v" + str(int64_t(i)) + ".data()", widthOf(k_.ops[size_t(i)].type));
   }
 
   static std::string binaryKind(const std::string &n) {
@@ -306,15 +311,12 @@ private:
 
   /// The gradient view of a tensor operand (host values and constants get a scratch).
   std::string gradOf(const PlanOperand &o) const {
-    std::string w = str(widthOfOperand(o));
+    int64_t w = widthOfOperand(o);
     switch (o.kind) {
-    case PlanOperand::Kind::Op:
-      return "Out<" + w + ">(g" + str(o.index) + ".data(), rows, " + w + ")";
-    case PlanOperand::Kind::Argument:
-      return "Out<" + w + ">(c.argGrads[" + str(o.index) + "], rows, " + w + ")";
+    case PlanOperand::Kind::Op: return view("Out", "g" + str(o.index) + ".data()", w);
+    case PlanOperand::Kind::Argument: return view("Out", "c.argGrads[" + str(o.index) + "]", w);
     default:
-      return "Out<" + w + ">(foldc::rt::RowsMatrix<" + w + ">(rows, " + w + ").data(), rows, " +
-             w + ")";
+      return view("Out", "foldc::rt::RowsMatrix<" + str(w) + ">(rows, " + str(w) + ").data()", w);
     }
   }
 
@@ -322,8 +324,8 @@ private:
     const std::string &n = op.name;
     const auto &o = op.operands;
     std::string W = str(widthOf(op.type));
-    std::string dy = "In<" + W + ">(g" + str(i) + ".data(), rows, " + W + ")";
-    std::string y = "In<" + W + ">(v.v" + str(i) + ".data(), rows, " + W + ")";
+    std::string dy = view("In", "g" + str(i) + ".data()", widthOf(op.type));
+    std::string y = view("In", "v.v" + str(i) + ".data()", widthOf(op.type));
     auto w = [&](size_t j) { return str(widthOfOperand(o[j])); };
     if (n == "gather")
       s_.line("Gather<" + W + ">::backward(h" + str(hostOperand(op)->index) + ", " + param(op) +
