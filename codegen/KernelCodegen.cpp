@@ -125,13 +125,19 @@ private:
     s_.line(init + " {}");
   }
 
-  /// Registers: one batch matrix per op; `v` holds them for the backward pass.
+  /// Registers: one batch matrix per op, and the instances' host values
+  /// (`h` ints, `hf` as floats); `v` holds them for the backward pass.
   void compute() {
     {
       auto st = s_.scope("struct Values {", "};");
       for (size_t i = 0; i < k_.ops.size(); ++i)
         s_.line("foldc::rt::RowsMatrix<" + str(widthOf(k_.ops[i].type)) + "> v" + str(int64_t(i)) +
                 ";");
+      for (size_t h = 0; h < slots_.size(); ++h) {
+        if (slots_[h].isInt)
+          s_.line("std::vector<int32_t> h" + str(int64_t(h)) + ";");
+        s_.line("foldc::rt::RowsMatrix<" + str(slots_[h].count) + "> hf" + str(int64_t(h)) + ";");
+      }
     }
     auto fn = s_.scope("void compute(const foldc::rt::ForwardCall &c, Values &v) const {");
     s_.line("using namespace foldc::rt::ops;");
@@ -149,16 +155,15 @@ private:
     for (size_t h = 0; h < slots_.size(); ++h) {
       const HostSlot &slot = slots_[h];
       std::string n = str(int64_t(h));
+      s_.line("v.hf" + n + ".resize(rows, " + str(slot.count) + ");");
       if (slot.isInt) {
-        s_.line("std::vector<int32_t> h" + n + " = hostColumn(c.hostInts, rows, " + str(ints_) +
-                ", " + str(slot.slot) + ");");
-        s_.line("foldc::rt::RowsMatrix<1> hf" + n + "(rows, 1);");
-        s_.line("for (int r = 0; r < rows; ++r) hf" + n + "(r, 0) = float(h" + n + "[size_t(r)]);");
+        s_.line("v.h" + n + " = hostColumn(c.hostInts, rows, " + str(ints_) + ", " +
+                str(slot.slot) + ");");
+        s_.line("for (int r = 0; r < rows; ++r) v.hf" + n + "(r, 0) = float(v.h" + n +
+                "[size_t(r)]);");
       } else {
-        s_.line("foldc::rt::RowsMatrix<" + str(slot.count) + "> hf" + n + "(rows, " +
-                str(slot.count) + ");");
         s_.line("for (int r = 0; r < rows; ++r)");
-        s_.line("  for (int k = 0; k < " + str(slot.count) + "; ++k) hf" + n +
+        s_.line("  for (int k = 0; k < " + str(slot.count) + "; ++k) v.hf" + n +
                 "(r, k) = c.hostFloats[size_t(r) * " + str(floats_) + " + " + str(slot.slot) +
                 " + k];");
       }
@@ -187,7 +192,7 @@ private:
     switch (o.kind) {
     case PlanOperand::Kind::Op: return view("In", "v.v" + str(o.index) + ".data()", w);
     case PlanOperand::Kind::Argument: return view("In", "c.args[" + str(o.index) + "]", w);
-    case PlanOperand::Kind::Host: return view("In", "hf" + str(o.index) + ".data()", w);
+    case PlanOperand::Kind::Host: return view("In", "v.hf" + str(o.index) + ".data()", w);
     case PlanOperand::Kind::Constant:
       return view("In",
                   "foldc::rt::RowsMatrix<1>::Constant(rows, 1, float(" + o.constant +
@@ -246,7 +251,7 @@ private:
     const auto &o = op.operands;
     auto w = [&](size_t j) { return str(widthOfOperand(o[j])); };
     if (n == "gather")
-      s_.line("Gather<" + W + ">::forward(h" + str(hostOperand(op)->index) + ", " + param(op) +
+      s_.line("Gather<" + W + ">::forward(v.h" + str(hostOperand(op)->index) + ", " + param(op) +
               ", " + out + ");");
     else if (n == "linear")
       s_.line("Linear<" + w(0) + ", " + W + ">::forward(" + in(o[0]) + ", " + param(op) + ", " +
@@ -283,7 +288,7 @@ private:
     else if (n == "argmax")
       s_.line("Argmax<" + w(0) + ">::forward(" + in(o[0]) + ", " + out + ");");
     else if (n == "xent")
-      s_.line("Xent<" + w(0) + ">::forward(" + in(o[0]) + ", h" + str(o[1].index) + ", " + out +
+      s_.line("Xent<" + w(0) + ">::forward(" + in(o[0]) + ", v.h" + str(o[1].index) + ", " + out +
               ");");
     else if (n == "mse" || n == "sigmoid_xent")
       s_.line(std::string(n == "mse" ? "Mse" : "SigmoidXent") + "<" + w(0) + ">::forward(" +
@@ -328,7 +333,7 @@ private:
     std::string y = view("In", "v.v" + str(i) + ".data()", widthOf(op.type));
     auto w = [&](size_t j) { return str(widthOfOperand(o[j])); };
     if (n == "gather")
-      s_.line("Gather<" + W + ">::backward(h" + str(hostOperand(op)->index) + ", " + param(op) +
+      s_.line("Gather<" + W + ">::backward(v.h" + str(hostOperand(op)->index) + ", " + param(op) +
               ", " + dy + ");");
     else if (n == "linear")
       s_.line("Linear<" + w(0) + ", " + W + ">::backward(" + in(o[0]) + ", " + param(op) + ", " +
@@ -363,7 +368,7 @@ private:
     else if (n == "softmax")
       s_.line("Softmax<" + W + ">::backward(" + y + ", " + dy + ", " + gradOf(o[0]) + ");");
     else if (n == "xent")
-      s_.line("Xent<" + w(0) + ">::backward(" + in(o[0]) + ", h" + str(o[1].index) + ", " + dy +
+      s_.line("Xent<" + w(0) + ">::backward(" + in(o[0]) + ", v.h" + str(o[1].index) + ", " + dy +
               ", " + gradOf(o[0]) + ");");
     else if (n == "mse" || n == "sigmoid_xent")
       s_.line(std::string(n == "mse" ? "Mse" : "SigmoidXent") + "<" + w(0) + ">::backward(" +
@@ -383,7 +388,6 @@ private:
     s_.line("(void)params;");
     s_.line("Values v;");
     s_.line("compute(c, v); // recomputed: kernels keep nothing between passes");
-    hostColumns();
     for (size_t i = 0; i < k_.ops.size(); ++i) {
       std::string w = str(widthOf(k_.ops[i].type));
       s_.line("foldc::rt::RowsMatrix<" + w + "> g" + str(int64_t(i)) +
