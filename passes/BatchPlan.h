@@ -4,6 +4,7 @@
 
 #include "passes/TypedProgram.h"
 
+#include <memory>
 #include <ostream>
 #include <set>
 #include <string>
@@ -31,9 +32,41 @@ struct PlanOp {
   double flops = 0;
 };
 
+/// A host value as unfolding computes it: what code generation translates.
+struct HostExpr;
+using HostExprRef = std::shared_ptr<const HostExpr>;
+struct HostExpr {
+  enum class Kind {
+    Name,        ///< a parameter, match binder, loop element or step result: `text`
+    Field,       ///< field `text` of operands[0]
+    Literal,     ///< a literal or folded const, as written
+    List,        ///< a list of operands
+    Binary,      ///< operands[0] `text` operands[1] (host arithmetic, comparisons)
+    Unsupported, ///< not generated yet: `text` is the source
+  };
+  Kind kind = Kind::Unsupported;
+  std::string text;
+  TypeRef type;
+  std::vector<HostExprRef> operands;
+};
+
 /// A host value each instance of a kernel reads, and its type.
 struct HostInput {
   std::string source;
+  TypeRef type;
+  HostExprRef expr;
+};
+
+/// A value an unfolding step reads or gives: a handle (a name the steps give
+/// a value: `%3`, `%3.x`, a parameter; `.0` suffixes select tuple elements),
+/// a kernel instance's result, a host value, or a tuple of these.
+struct StepValue {
+  enum class Kind { Handle, KernelResult, Host, Tuple };
+  Kind kind = Kind::Handle;
+  std::string name;         ///< Handle
+  int kernel = -1, op = -1; ///< KernelResult: the kernel and the op whose result it is
+  HostExprRef host;         ///< Host
+  std::vector<StepValue> elements; ///< Tuple
   TypeRef type;
 };
 
@@ -45,6 +78,7 @@ struct KernelPlan {
   SourceRange range;                  ///< the first operation
   std::vector<TypeRef> args;          ///< tensor arguments (values 0..n-1)
   std::vector<std::string> argSources;
+  std::vector<StepValue> argValues;   ///< what each argument is, for code generation
   std::vector<HostInput> hostInputs; ///< host values read per instance (word ids, labels)
   std::vector<PlanOp> ops;
   std::set<std::string> params;
@@ -63,7 +97,28 @@ struct KernelPlan {
 
 /// A host-side unfolding step, with nested steps (match arms, loop bodies).
 struct UnfoldStep {
-  std::string text;
+  enum class Kind {
+    Instance,   ///< records an instance of `kernel`
+    Call,       ///< target = def `name`(values)
+    Combinator, ///< target = combinator `name` over values; children: the body
+    Yield,      ///< the body's value for one element: values[0]
+    Sequence,   ///< target = builtin `name` across a list (seq_sum...): values[0]
+    Structural, ///< target = `name` (list, index, slice, length, nth, zip, ngrams) of values
+    Match,      ///< on host values[0]; children: Arms
+    Arm,        ///< constructor `name` ("_": default) binding `binder`
+    If,         ///< on host values[0]; children: Arms "then" and "else"
+    Assign,     ///< target = values[0] (an arm's value)
+    Return,     ///< values[0]
+    Role,       ///< `name` is loss, output or "metric NAME" of values[0]
+  };
+  Kind kind = Kind::Structural;
+  std::string text;   ///< for people: `foldc --emit=plan`
+  std::string name;
+  std::string target; ///< the handle this step defines
+  std::string binder; ///< Arm
+  TypeRef type;       ///< of target
+  int kernel = -1;    ///< Instance
+  std::vector<StepValue> values;
   std::vector<UnfoldStep> children;
 };
 

@@ -13,6 +13,16 @@ namespace foldc {
 
 namespace {
 
+HostExprRef hostExpr(HostExpr::Kind kind, std::string text, TypeRef type,
+                     std::vector<HostExprRef> operands = {}) {
+  auto e = std::make_shared<HostExpr>();
+  e->kind = kind;
+  e->text = std::move(text);
+  e->type = std::move(type);
+  e->operands = std::move(operands);
+  return e;
+}
+
 /// What lowering knows about a value.
 struct AVal {
   enum class Kind { Host, Local, Handle, Tuple, Block, None } kind = Kind::None;
@@ -23,19 +33,33 @@ struct AVal {
   std::vector<AVal> elements; ///< Tuple
   std::shared_ptr<const BlockValue> block;
   bool constant = false;     ///< Host: a literal or const, folded into the kernel
+  HostExprRef expr;          ///< Host: how unfolding computes it
 
   bool isTensorLike() const { return kind == Kind::Local || kind == Kind::Handle; }
-  static AVal host(std::string text, TypeRef type) {
+  static AVal host(std::string text, TypeRef type, HostExprRef expr) {
     AVal v;
     v.kind = Kind::Host;
     v.text = std::move(text);
     v.type = std::move(type);
+    v.expr = std::move(expr);
     return v;
   }
+  /// A host value named `name` (a parameter, binder, loop element...).
+  static AVal named(const std::string &name, const TypeRef &type) {
+    return host(name, type, hostExpr(HostExpr::Kind::Name, name, type));
+  }
+  /// A host value code generation does not handle yet, shown as its source.
+  static AVal unsupported(const std::string &source, const TypeRef &type) {
+    return host(source, type, hostExpr(HostExpr::Kind::Unsupported, source, type));
+  }
   static AVal constantValue(std::string text, TypeRef type) {
-    AVal v = host(std::move(text), std::move(type));
+    AVal v = host(text, type, hostExpr(HostExpr::Kind::Literal, text, type));
     v.constant = true;
     return v;
+  }
+  static AVal field(const AVal &base, const std::string &field, const TypeRef &type) {
+    return host(base.text + "." + field, type,
+                hostExpr(HostExpr::Kind::Field, field, type, {base.expr}));
   }
   static AVal handle(std::string text, TypeRef type, int stage) {
     AVal v;
@@ -159,14 +183,10 @@ private:
     Context ctx(fn.name, &fp.steps);
     for (const Parameter &p : fn.params) {
       TypeRef t = program_.bindingTypes.at(&p);
-      env_[&p] = t->isHost() ? AVal::host(p.name, t) : handleFor(p.name, t, 0);
+      env_[&p] = t->isHost() ? AVal::named(p.name, t) : handleFor(p.name, t, 0);
     }
-    if (fn.exprBody) {
-      AVal result = eval(*fn.exprBody, ctx);
-      std::string value = describe(result, ctx);
-      finish(ctx);
-      step(ctx, "return " + value);
-    }
+    if (fn.exprBody)
+      returnStep(eval(*fn.exprBody, ctx), ctx);
     for (const StmtPtr &s : fn.body)
       lowerStmt(*s, ctx);
     finish(ctx);
@@ -184,11 +204,26 @@ private:
       return t;
     }
     if (type->isHost())
-      return AVal::host(name, type);
+      return AVal::named(name, type);
     return AVal::handle(name, type, stage);
   }
 
-  void step(Context &ctx, std::string text) { ctx.steps->push_back({std::move(text), {}}); }
+  static UnfoldStep makeStep(UnfoldStep::Kind kind, std::string text, std::string name = "",
+                             std::vector<StepValue> values = {}) {
+    UnfoldStep s;
+    s.kind = kind;
+    s.text = std::move(text);
+    s.name = std::move(name);
+    s.values = std::move(values);
+    return s;
+  }
+
+  /// The context's kernels are placed, then `return value`.
+  void returnStep(const AVal &v, Context &ctx) {
+    StepValue value = valueOf(v);
+    finish(ctx);
+    ctx.steps->push_back(makeStep(UnfoldStep::Kind::Return, "return " + textOf(value), "", {value}));
+  }
 
   void lowerStmt(const Stmt &s, Context &ctx) {
     switch (s.kind()) {
@@ -199,13 +234,9 @@ private:
     }
     case StmtKind::Param:
       return; // params are read by the operations that use them
-    case StmtKind::Return: {
-      AVal v = eval(*static_cast<const ValueStmt &>(s).value, ctx);
-      std::string value = describe(v, ctx);
-      finish(ctx);
-      step(ctx, "return " + value);
+    case StmtKind::Return:
+      returnStep(eval(*static_cast<const ValueStmt &>(s).value, ctx), ctx);
       return;
-    }
     case StmtKind::Loss:
       markResult(eval(*static_cast<const ValueStmt &>(s).value, ctx), "loss", ctx);
       return;
@@ -225,7 +256,8 @@ private:
       plan_.kernels[size_t(v.kernel)].results.push_back({v.value, role});
       return;
     }
-    step(ctx, role + " " + describe(v, ctx));
+    StepValue value = valueOf(v);
+    ctx.steps->push_back(makeStep(UnfoldStep::Kind::Role, role + " " + textOf(value), role, {value}));
   }
 
   void bind(const Pattern &p, const AVal &v) {
@@ -244,25 +276,53 @@ private:
     return handleFor(v.text + "." + std::to_string(i), t, v.stage);
   }
 
-  /// How a step names a value: a handle's name, a kernel result, host text.
-  std::string describe(const AVal &v, Context &ctx) {
+  /// What a step reads for `v`: a handle, a kernel result (its kernel is
+  /// placed first), a host value or a tuple of these.
+  StepValue valueOf(const AVal &v) {
+    StepValue out;
+    out.type = v.type;
     switch (v.kind) {
     case AVal::Kind::Local:
-      return materialize(v);
-    case AVal::Kind::Tuple: {
-      std::string out;
+      materialize(v);
+      out.kind = StepValue::Kind::KernelResult;
+      out.kernel = v.kernel;
+      out.op = v.value;
+      return out;
+    case AVal::Kind::Tuple:
+      out.kind = StepValue::Kind::Tuple;
       for (const AVal &e : v.elements)
-        out += (out.empty() ? "" : ", ") + describe(e, ctx);
+        out.elements.push_back(valueOf(e));
+      return out;
+    case AVal::Kind::Host:
+      out.kind = StepValue::Kind::Host;
+      out.host = v.expr;
+      out.name = v.text;
+      return out;
+    default:
+      out.name = v.text;
+      return out;
+    }
+  }
+
+  /// How the printed plan names a value.
+  std::string textOf(const StepValue &v) const {
+    switch (v.kind) {
+    case StepValue::Kind::KernelResult:
+      return plan_.kernels[size_t(v.kernel)].name + "%" + std::to_string(v.op);
+    case StepValue::Kind::Tuple: {
+      std::string out;
+      for (const StepValue &e : v.elements)
+        out += (out.empty() ? "" : ", ") + textOf(e);
       return "(" + out + ")";
     }
     default:
-      return v.text;
+      return v.name;
     }
   }
 
   /// A local value used outside its kernel becomes one of the kernel's
   /// results, and the kernel is instantiated before that use.
-  std::string materialize(const AVal &v) {
+  void materialize(const AVal &v) {
     instantiate(v.kernel);
     KernelPlan &k = plan_.kernels[size_t(v.kernel)];
     bool present = false;
@@ -270,7 +330,6 @@ private:
       present |= value == v.value && role == "value";
     if (!present)
       k.results.push_back({v.value, "value"});
-    return k.name + "%" + std::to_string(v.value);
   }
 
   // ------------------------------------------------------------ kernels
@@ -301,7 +360,9 @@ private:
         break;
       }
     ctx.pending.erase(std::find(ctx.pending.begin(), ctx.pending.end(), id));
-    step(ctx, "instance " + plan_.kernels[size_t(id)].name);
+    UnfoldStep s = makeStep(UnfoldStep::Kind::Instance, "instance " + plan_.kernels[size_t(id)].name);
+    s.kernel = id;
+    ctx.steps->push_back(std::move(s));
     owner_.erase(owner);
   }
 
@@ -322,7 +383,7 @@ private:
     }
     if (v.kind == AVal::Kind::Host) {
       operand.kind = PlanOperand::Kind::Host;
-      operand.index = indexOf(k.hostInputs, v.text, v.type);
+      operand.index = indexOf(k.hostInputs, v);
       return operand;
     }
     if (v.kind == AVal::Kind::Local && v.kernel == k.id) {
@@ -330,21 +391,23 @@ private:
       return operand;
     }
     operand.kind = PlanOperand::Kind::Argument;
-    std::string source = v.kind == AVal::Kind::Local ? materialize(v) : v.text;
+    StepValue value = valueOf(v);
+    std::string source = textOf(value);
     auto found = std::find(k.argSources.begin(), k.argSources.end(), source);
     operand.index = int(found - k.argSources.begin());
     if (found == k.argSources.end()) {
       k.args.push_back(v.type);
       k.argSources.push_back(source);
+      k.argValues.push_back(std::move(value));
     }
     return operand;
   }
 
-  static int indexOf(std::vector<HostInput> &inputs, const std::string &source, TypeRef type) {
+  static int indexOf(std::vector<HostInput> &inputs, const AVal &v) {
     for (size_t i = 0; i < inputs.size(); ++i)
-      if (inputs[i].source == source)
+      if (inputs[i].source == v.text)
         return int(i);
-    inputs.push_back({source, std::move(type)});
+    inputs.push_back({v.text, v.type, v.expr});
     return int(inputs.size() - 1);
   }
 
@@ -397,7 +460,7 @@ private:
       AVal base = eval(*m.base, ctx);
       if (m.selector.isIndex())
         return element(base, *m.selector.index);
-      return AVal::host(base.text + "." + m.selector.field, type);
+      return AVal::field(base, m.selector.field, type);
     }
     case ExprKind::Tuple: {
       AVal t;
@@ -410,7 +473,7 @@ private:
     case ExprKind::Neg: {
       AVal x = eval(*static_cast<const NegExpr &>(e).operand, ctx);
       if (x.kind == AVal::Kind::Host)
-        return AVal::host(toSource(e), type);
+        return AVal::unsupported(toSource(e), type);
       return emit(ctx, "neg", {x}, type, double(width(type)), e.range());
     }
     case ExprKind::Binary: return evalBinary(static_cast<const BinaryExpr &>(e), type, ctx);
@@ -427,14 +490,21 @@ private:
     case ExprKind::Match: return evalMatch(static_cast<const MatchExpr &>(e), type, ctx);
     case ExprKind::If: return evalIf(static_cast<const IfExpr &>(e), type, ctx);
     case ExprKind::List: {
+      std::vector<AVal> elements;
       for (const ExprPtr &x : static_cast<const ListExpr &>(e).elements)
-        describe(eval(*x, ctx), ctx);
-      return type->isHost() ? AVal::host(toSource(e), type) : structural(ctx, "list " + toSource(e), type, 0);
+        elements.push_back(eval(*x, ctx));
+      if (type->isHost()) {
+        std::vector<HostExprRef> hosts;
+        for (const AVal &x : elements)
+          hosts.push_back(x.expr);
+        return AVal::host(toSource(e), type, hostExpr(HostExpr::Kind::List, "", type, hosts));
+      }
+      return structural(ctx, structuralStep("list", elements, ctx), type, 0);
     }
     case ExprKind::Arrow:
       break;
     }
-    return AVal::host(toSource(e), type);
+    return AVal::unsupported(toSource(e), type);
   }
 
   static AVal tuple(std::vector<AVal> elements) {
@@ -464,11 +534,11 @@ private:
       if (it != env_.end())
         return it->second;
       if (auto *p = static_cast<const ParamDecl *>(sym.binding); program_.params.count(p))
-        return AVal::host(ownerOf(p) + p->name, type); // a def-local param, read by an op
-      return AVal::host(name.name, type);
+        return AVal::named(ownerOf(p) + p->name, type); // a def-local param, read by an op
+      return AVal::named(name.name, type);
     }
     case Symbol::Kind::Param:
-      return AVal::host(name.name, type);
+      return AVal::named(name.name, type);
     case Symbol::Kind::Const:
       return AVal::constantValue(program_.consts->evaluate(name, nullptr)->toString(), type);
     default:
@@ -518,10 +588,13 @@ private:
       return v;
     }
     AVal lhs = eval(*b.lhs, ctx), rhs = eval(*b.rhs, ctx);
-    if (lhs.kind == AVal::Kind::Host && rhs.kind == AVal::Kind::Host)
-      return AVal::host(toSource(b), type);
     static const char *names[] = {"add", "sub", "mul", "div", "matmul", "eq", "ne",
                                   "lt",  "le",  "gt",  "ge"};
+    static const char *symbols[] = {"+", "-", "*", "/", "@", "==", "!=", "<", "<=", ">", ">="};
+    if (lhs.kind == AVal::Kind::Host && rhs.kind == AVal::Kind::Host)
+      return AVal::host(toSource(b), type,
+                        hostExpr(HostExpr::Kind::Binary, symbols[int(b.op)], type,
+                                 {lhs.expr, rhs.expr}));
     double flops = b.op == BinaryOp::MatMul ? 2.0 * double(width(program_.typeOf(*b.lhs))) *
                                                   double(width(type))
                                             : double(width(type));
@@ -533,8 +606,8 @@ private:
                                           : *static_cast<const SliceExpr &>(e).base;
     AVal b = eval(base, ctx);
     if (!b.isTensorLike())
-      return type->isHost() ? AVal::host(toSource(e), type)
-                            : structural(ctx, toSource(e), type, 0);
+      return type->isHost() ? AVal::unsupported(toSource(e), type)
+                            : structural(ctx, structuralStep(isa<IndexExpr>(&e) ? "index" : "slice", {b}, ctx, toSource(e)), type, 0);
     return emit(ctx, isa<IndexExpr>(&e) ? "index" : "slice", {b}, type, 0, e.range(),
                 boundsOf(e, b.type));
   }
@@ -551,11 +624,27 @@ private:
            std::to_string(value(slice.hi.get(), base->shape.back()));
   }
 
-  /// A step of the unfolding that yields a value (a call, a combinator...).
-  AVal structural(Context &ctx, const std::string &text, const TypeRef &type, int inputStage) {
-    std::string name = "%" + std::to_string(handles_++);
-    step(ctx, name + " = " + text);
-    return handleFor(name, type, inputStage + 1);
+  /// A Structural step `name(values)`, shown as `shown` when given.
+  UnfoldStep structuralStep(const std::string &name, const std::vector<AVal> &args, Context &,
+                            const std::string &shown = "") {
+    std::vector<StepValue> values;
+    std::string list;
+    for (const AVal &a : args) {
+      values.push_back(valueOf(a));
+      list += (list.empty() ? "" : ", ") + textOf(values.back());
+    }
+    return makeStep(UnfoldStep::Kind::Structural,
+                    shown.empty() ? name + "(" + list + ")" : shown, name, std::move(values));
+  }
+
+  /// Places a step of the unfolding that yields a value (a call, a
+  /// combinator...), naming its value with a new handle.
+  AVal structural(Context &ctx, UnfoldStep s, const TypeRef &type, int inputStage) {
+    s.target = "%" + std::to_string(handles_++);
+    s.type = type;
+    s.text = s.target + " = " + s.text;
+    ctx.steps->push_back(std::move(s));
+    return handleFor(ctx.steps->back().target, type, inputStage + 1);
   }
 
   int maxStage(const std::vector<AVal> &values) {
@@ -605,16 +694,17 @@ private:
   AVal apply(const std::shared_ptr<const BlockValue> &block, std::vector<AVal> args,
              const TypeRef &type, const Expr &site, Context &ctx) {
     if (!block)
-      return structural(ctx, "call " + toSource(site), type, maxStage(args));
+      return structural(ctx, structuralStep("call", args, ctx, "call " + toSource(site)), type,
+                        maxStage(args));
     switch (block->kind) {
     case BlockValue::Kind::Def: {
       const FunctionDecl &fn = *block->def;
       args = adapt(std::move(args), fn.params.size());
       if (!inlinable(fn)) {
-        std::string list;
-        for (AVal &a : args)
-          list += (list.empty() ? "" : ", ") + describe(a, ctx);
-        return structural(ctx, "call " + fn.name + "(" + list + ")", type, maxStage(args));
+        UnfoldStep call = structuralStep(fn.name, args, ctx);
+        call.kind = UnfoldStep::Kind::Call;
+        call.text = "call " + call.text;
+        return structural(ctx, std::move(call), type, maxStage(args));
       }
       for (size_t i = 0; i < args.size(); ++i)
         env_[&fn.params[i]] = args[i];
@@ -647,7 +737,7 @@ private:
       AVal base = adapt(std::move(args), 1)[0];
       if (block->selector.isIndex())
         return element(base, *block->selector.index);
-      return AVal::host(base.text + "." + block->selector.field, type);
+      return AVal::field(base, block->selector.field, type);
     }
     case BlockValue::Kind::Partial: {
       std::vector<AVal> all;
@@ -662,11 +752,12 @@ private:
       return apply(block->second, {middle}, type, site, ctx);
     }
     case BlockValue::Kind::Host: // runs at unfold time on host values
-      return AVal::host(toSource(site), type);
+      return AVal::unsupported(toSource(site), type);
     case BlockValue::Kind::Typed:
-      return structural(ctx, "call block " + toSource(*block->source), type, maxStage(args));
+      return structural(ctx, structuralStep("call", args, ctx, "call block " + toSource(*block->source)),
+                        type, maxStage(args));
     }
-    return AVal::host("?", type);
+    return AVal::unsupported("?", type);
   }
 
   AVal layer(const LayerDecl &decl, std::vector<AVal> args, const Expr &site, Context &ctx) {
@@ -730,10 +821,12 @@ private:
     for (const AVal &a : args)
       anyTensor |= a.isTensorLike() || a.kind == AVal::Kind::Tuple;
     bool sequence = !args.empty() && args[0].type && args[0].type->kind == TypeKind::List;
-    if (sequence) // sum/mean/max/min/softmax across a sequence
-      return structural(ctx, "seq_" + name + "(" + describe(args[0], ctx) +
-                                 ") pairwise, depth ceil(log2 n)",
-                        type, maxStage(args));
+    if (sequence) { // sum/mean/max/min/softmax across a sequence
+      UnfoldStep s = structuralStep(name, {args[0]}, ctx);
+      s.kind = UnfoldStep::Kind::Sequence;
+      s.text = "seq_" + s.text + " pairwise, depth ceil(log2 n)";
+      return structural(ctx, std::move(s), type, maxStage(args));
+    }
     std::vector<AVal> operands;
     for (const AVal &a : args)
       if (a.isTensorLike() || a.kind == AVal::Kind::Host)
@@ -748,8 +841,8 @@ private:
                   const Expr &site, Context &ctx) {
     int stage = maxStage(args);
     if (name == "length" || name == "nth" || name == "zip" || name == "ngrams")
-      return type->isHost() ? AVal::host(name + "(...)", type)
-                            : structural(ctx, name + describeArgs(args, ctx), type, stage);
+      return type->isHost() ? AVal::unsupported(name + "(...)", type)
+                            : structural(ctx, structuralStep(name, args, ctx), type, stage);
     std::string id = "%" + std::to_string(handles_++);
     auto elementOf = [](const AVal &list) {
       return list.type && list.type->kind == TypeKind::List ? list.type->element0()
@@ -758,12 +851,17 @@ private:
     std::string how = name == "fold" || name == "rnn" ? "sequential: depth n"
                       : name == "reduce"              ? "balanced: depth ceil(log2 n)"
                                                       : "one instance per element";
-    std::string over = describe(args.back(), ctx);
+    UnfoldStep loop = makeStep(UnfoldStep::Kind::Combinator, "", name);
+    loop.target = id;
+    loop.type = type;
+    for (size_t i = 1; i < args.size(); ++i)
+      loop.values.push_back(valueOf(args[i]));
+    std::string over = textOf(loop.values.back());
     if (name == "zip_with")
-      over = describe(args[1], ctx) + ", " + over;
-    if (name == "fold" || name == "rnn" || (name == "reduce" && args.size() == 3))
-      over += " from " + describe(args[1], ctx);
-    UnfoldStep loop{id + " = " + name + " over " + over + " (" + how + ")", {}};
+      over = textOf(loop.values[0]) + ", " + over;
+    if (loop.values.size() == 2 && name != "zip_with")
+      over += " from " + textOf(loop.values[0]);
+    loop.text = id + " = " + name + " over " + over + " (" + how + ")";
     Context body(ctx.name + "." + name + std::to_string(loops_++), &loop.children);
     // The block's arguments, named after this step so nested loops stay apart.
     auto arg = [&](const char *what, const TypeRef &t) { return handleFor(id + "." + what, t, 0); };
@@ -779,49 +877,47 @@ private:
     else // reduce
       blockArgs = {arg("a", elementOf(args.back())), arg("b", elementOf(args.back()))};
     if (args[0].block) { // what one application gives out is a result of its kernels
-      AVal each = apply(args[0].block, blockArgs, types::errorType(), site, body);
-      std::string yielded = describe(each, body);
+      StepValue each = valueOf(apply(args[0].block, blockArgs, types::errorType(), site, body));
       finish(body);
-      loop.children.push_back({"yield " + yielded, {}});
+      loop.children.push_back(makeStep(UnfoldStep::Kind::Yield, "yield " + textOf(each), "", {each}));
     }
     ctx.steps->push_back(std::move(loop));
     return handleFor(id, type, stage + 1);
   }
 
-  std::string describeArgs(const std::vector<AVal> &args, Context &ctx) {
-    std::string out;
-    for (const AVal &a : args)
-      out += (out.empty() ? "" : ", ") + describe(a, ctx);
-    return "(" + out + ")";
-  }
-
   /// One arm of a match or branch of an if: its own context, whose value is
   /// given out as `result`.
-  UnfoldStep lowerBranch(const std::string &label, const std::string &contextName,
-                         const Expr &body, const std::string &result) {
-    UnfoldStep step{label + ":", {}};
-    Context branch(contextName, &step.children);
-    std::string value = describe(eval(body, branch), branch);
+  UnfoldStep lowerBranch(const std::string &label, const std::string &binder,
+                         const std::string &contextName, const Expr &body,
+                         const std::string &result) {
+    UnfoldStep arm = makeStep(UnfoldStep::Kind::Arm, label + (binder.empty() ? "" : " " + binder) + ":", label);
+    arm.binder = binder;
+    Context branch(contextName, &arm.children);
+    StepValue value = valueOf(eval(body, branch));
     finish(branch);
-    step.children.push_back({result + " = " + value, {}});
-    return step;
+    UnfoldStep assign = makeStep(UnfoldStep::Kind::Assign, result + " = " + textOf(value), "", {value});
+    assign.target = result;
+    arm.children.push_back(std::move(assign));
+    return arm;
   }
 
   /// The value of a match or if. Its stage only groups work: correctness
   /// comes from placing kernels where their values are first used.
   AVal branchResult(const std::string &result, const TypeRef &type) {
-    return type->isHost() ? AVal::host(result, type) : handleFor(result, type, 1);
+    return type->isHost() ? AVal::named(result, type) : handleFor(result, type, 1);
   }
 
   AVal evalMatch(const MatchExpr &m, const TypeRef &type, Context &ctx) {
     AVal scrutinee = eval(*m.scrutinee, ctx);
-    UnfoldStep s{"match " + scrutinee.text, {}};
+    UnfoldStep s = makeStep(UnfoldStep::Kind::Match, "match " + scrutinee.text, "", {valueOf(scrutinee)});
     std::string result = "%" + std::to_string(handles_++);
+    s.target = result;
+    s.type = type;
     for (const MatchArm &arm : m.arms) {
       if (!arm.binder.empty())
-        env_[&arm] = AVal::host(arm.binder, program_.bindingTypes.at(&arm));
+        env_[&arm] = AVal::named(arm.binder, program_.bindingTypes.at(&arm));
       std::string ctor = arm.isDefault() ? "_" : arm.ctor;
-      s.children.push_back(lowerBranch(ctor + (arm.binder.empty() ? "" : " " + arm.binder),
+      s.children.push_back(lowerBranch(ctor, arm.binder,
                                        ctx.name + "." + (arm.isDefault() ? "default" : ctor),
                                        *arm.body, result));
     }
@@ -831,9 +927,12 @@ private:
 
   AVal evalIf(const IfExpr &e, const TypeRef &type, Context &ctx) {
     std::string result = "%" + std::to_string(handles_++);
-    UnfoldStep s{"if " + toSource(*e.cond), {}};
-    s.children.push_back(lowerBranch("then", ctx.name + ".then", *e.thenExpr, result));
-    s.children.push_back(lowerBranch("else", ctx.name + ".else", *e.elseExpr, result));
+    UnfoldStep s = makeStep(UnfoldStep::Kind::If, "if " + toSource(*e.cond), "",
+                            {valueOf(eval(*e.cond, ctx))});
+    s.target = result;
+    s.type = type;
+    s.children.push_back(lowerBranch("then", "", ctx.name + ".then", *e.thenExpr, result));
+    s.children.push_back(lowerBranch("else", "", ctx.name + ".else", *e.elseExpr, result));
     ctx.steps->push_back(std::move(s));
     return branchResult(result, type);
   }
