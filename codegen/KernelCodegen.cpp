@@ -17,13 +17,6 @@ int64_t widthOf(const TypeRef &t) {
 
 std::string str(int64_t v) { return std::to_string(v); }
 
-std::string identifier(const std::string &name) {
-  std::string out;
-  for (char c : name)
-    out += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
-  return out;
-}
-
 const char *initKind(InitKind k) {
   switch (k) {
   case InitKind::Zeros: return "Zeros";
@@ -42,13 +35,6 @@ std::string shapeList(const std::vector<int64_t> &shape) {
     out += (out.empty() ? "" : ", ") + str(d);
   return "{" + out + "}";
 }
-
-/// Where each host input of a kernel lives in the batch's host arrays.
-struct HostSlot {
-  bool isInt;
-  int slot;  ///< first column in hostInts / hostFloats
-  int count; ///< columns (a list read by `vector` has several)
-};
 
 class KernelEmitter {
 public:
@@ -93,20 +79,10 @@ private:
   static std::string paramMember(const std::string &p) { return "p_" + identifier(p) + "_"; }
 
   void layOutHost() {
-    int ints = 0, floats = 0;
-    for (size_t h = 0; h < k_.hostInputs.size(); ++h) {
-      const TypeRef &t = k_.hostInputs[h].type;
-      int count = 1;
-      for (const PlanOp &op : k_.ops) // a list is read by `vector`, as many floats as it gives
-        for (const PlanOperand &o : op.operands)
-          if (o.kind == PlanOperand::Kind::Host && size_t(o.index) == h && op.name == "vector")
-            count = int(widthOf(op.type));
-      bool isInt = t->kind == TypeKind::Int || t->kind == TypeKind::Bool;
-      slots_.push_back({isInt, isInt ? ints : floats, count});
-      (isInt ? ints : floats) += count;
-    }
-    ints_ = ints;
-    floats_ = floats;
+    slots_ = hostLayout(k_);
+    ints_ = floats_ = 0;
+    for (const HostSlot &slot : slots_)
+      (slot.isInt ? ints_ : floats_) += slot.count;
   }
 
   void constructor(const std::string &cls) {
@@ -448,8 +424,32 @@ void emitParams(const TypedProgram &program, Emitter &s) {
 
 } // namespace
 
-void emitKernels(const TypedProgram &program, const BatchPlan &plan, Emitter &header,
-                 Emitter &source) {
+std::string identifier(const std::string &name) {
+  std::string out;
+  for (char c : name)
+    out += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+  return out;
+}
+
+std::vector<HostSlot> hostLayout(const KernelPlan &kernel) {
+  std::vector<HostSlot> slots;
+  int ints = 0, floats = 0;
+  for (size_t h = 0; h < kernel.hostInputs.size(); ++h) {
+    const TypeRef &t = kernel.hostInputs[h].type;
+    int count = 1;
+    for (const PlanOp &op : kernel.ops) // a list is read by `vector`, as many floats as it gives
+      for (const PlanOperand &o : op.operands)
+        if (o.kind == PlanOperand::Kind::Host && size_t(o.index) == h && op.name == "vector")
+          count = int(widthOf(op.type));
+    bool isInt = t->kind == TypeKind::Int || t->kind == TypeKind::Bool;
+    slots.push_back({isInt, isInt ? ints : floats, count});
+    (isInt ? ints : floats) += count;
+  }
+  return slots;
+}
+
+std::vector<int> emitKernels(const TypedProgram &program, const BatchPlan &plan,
+                             Emitter &header, Emitter &source) {
   header.line("/// Declares every parameter of the model with its initialiser.");
   header.line("void declareParams(foldc::rt::ParamStore &params);");
   header.line("/// One object per kernel of the batch plan (`--emit=plan`), by kernel name.");
@@ -458,13 +458,18 @@ void emitKernels(const TypedProgram &program, const BatchPlan &plan, Emitter &he
   emitParams(program, source);
   source.line();
   std::vector<const KernelPlan *> generated;
+  std::vector<int> index(plan.kernels.size(), -1);
   for (const KernelPlan &k : plan.kernels) {
-    if (k.sameAs >= 0)
+    if (k.sameAs >= 0) {
+      index[size_t(k.id)] = index[size_t(k.sameAs)];
       continue;
-    if (KernelEmitter(k, source).emit())
+    }
+    if (KernelEmitter(k, source).emit()) {
+      index[size_t(k.id)] = int(generated.size());
       generated.push_back(&k);
-    else
+    } else {
       source.line("// " + k.name + ": uses an operation the generator does not handle yet.");
+    }
   }
   auto fn = source.scope(std::string("std::vector<std::unique_ptr<foldc::rt::Kernel>> makeKernels("
                                      "const foldc::rt::ParamStore &") +
@@ -474,6 +479,7 @@ void emitKernels(const TypedProgram &program, const BatchPlan &plan, Emitter &he
     source.line("kernels.push_back(std::make_unique<" + KernelEmitter::className(*k) +
                 ">(params));");
   source.line("return kernels;");
+  return index;
 }
 
 } // namespace foldc

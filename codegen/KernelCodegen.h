@@ -7,11 +7,29 @@
 #include "passes/BatchPlan.h"
 #include "passes/TypedProgram.h"
 
+#include <string>
+#include <vector>
+
 namespace foldc {
+
+/// Where a host input of a kernel lives in an instance's host values.
+struct HostSlot {
+  bool isInt; ///< ints (int, bool) or floats (float, lists read by `vector`)
+  int slot;   ///< first column among the instance's ints / floats
+  int count;  ///< columns (a list read by `vector` has several)
+};
+
+/// The host values of each instance of `kernel`, in hostInputs order.
+std::vector<HostSlot> hostLayout(const KernelPlan &kernel);
+
+/// A C++ identifier for a plan name: `tree_lstm.Leaf.0` -> `tree_lstm_Leaf_0`.
+std::string identifier(const std::string &name);
 
 /// Declares `declareParams(ParamStore&)` and `makeKernels(const ParamStore&)`
 /// in `header` and defines them, with a class per kernel, in `source`.
-void emitKernels(const TypedProgram &program, const BatchPlan &plan, Emitter &header,
+/// Returns, for each kernel of the plan, its index in makeKernels's vector
+/// (merged kernels share their first's), or -1 when it is not generated yet.
+std::vector<int> emitKernels(const TypedProgram &program, const BatchPlan &plan, Emitter &header,
                  Emitter &source);
 
 } // namespace foldc

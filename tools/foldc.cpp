@@ -4,6 +4,7 @@
 #include "frontend/ASTPrinter.h"
 #include "frontend/Diagnostics.h"
 #include "codegen/CppGen.h"
+#include "codegen/ModelCodegen.h"
 #include "frontend/Parser.h"
 #include "passes/BatchingAnalysis.h"
 #include "passes/Pipeline.h"
@@ -15,6 +16,8 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <set>
+#include <sstream>
 
 namespace {
 
@@ -30,19 +33,59 @@ struct Options {
   unsigned errorLimit = 20;
   std::string cppNamespace;
   foldc::PipelineOptions pipeline;
+  bool driver = false;
+  std::string outputName; ///< NAME of NAME.h etc. (default: the model's name)
+  std::string depfile;    ///< Make-style dependencies of the generated files
 };
 
-/// Writes NAME.h and NAME.cpp into `dir` (created if missing).
-bool writeCpp(const foldc::GeneratedCpp &code, const std::string &dir) {
+/// `OUTPUT: FOLD HEADERS...` for the build system (CMake's DEPFILE), so
+/// generated code is remade when the .fold file or an imported header changes.
+bool writeDepfile(const std::string &path, const std::string &target, const std::string &input,
+                  const foldc::TypedProgram &program) {
+  std::ofstream out(path);
+  auto escaped = [](const std::string &file) {
+    std::string e;
+    for (char c : file)
+      e += c == ' ' ? std::string("\\ ") : std::string(1, c);
+    return e;
+  };
+  out << escaped(target) << ": " << escaped(input);
+  std::set<std::string> headers;
+  for (const foldc::HostFunction &f : program.hostFunctions)
+    if (headers.insert(f.header).second)
+      out << " \\\n  " << escaped(f.header);
+  out << '\n';
+  return bool(out);
+}
+
+/// True when `path` holds exactly `text` (then it is not rewritten, so a
+/// build does not recompile unchanged generated code).
+bool sameContents(const std::filesystem::path &path, const std::string &text) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    return false;
+  std::ostringstream old;
+  old << in.rdbuf();
+  return old.str() == text;
+}
+
+/// Writes NAME.h, NAME.cpp and, with `driver`, NAME_main.cpp into `dir`
+/// (created if missing).
+bool writeCpp(const foldc::GeneratedCpp &code, const std::string &dir, bool driver) {
   std::error_code error;
   std::filesystem::create_directories(dir, error);
-  for (const auto &[file, text] : {std::pair{code.name + ".h", &code.header},
-                                   std::pair{code.name + ".cpp", &code.source}}) {
-    std::ofstream out(std::filesystem::path(dir) / file);
+  std::vector<std::pair<std::string, const std::string *>> files = {
+      {code.name + ".h", &code.header}, {code.name + ".cpp", &code.source}};
+  if (driver)
+    files.push_back({code.name + "_main.cpp", &code.driver});
+  for (const auto &[file, text] : files) {
+    std::filesystem::path path = std::filesystem::path(dir) / file;
+    if (sameContents(path, *text))
+      continue;
+    std::ofstream out(path);
     out << *text;
     if (!out) {
-      std::cerr << "foldc: error: cannot write '" << (std::filesystem::path(dir) / file).string()
-                << "'\n";
+      std::cerr << "foldc: error: cannot write '" << path.string() << "'\n";
       return false;
     }
   }
@@ -91,9 +134,26 @@ int run(const Options &options) {
     foldc::printPlan(foldc::analyzeBatching(*program), out);
     return 0;
   }
-  foldc::GeneratedCpp code = foldc::generateCpp(*program, options.cppNamespace);
+  foldc::GeneratedCpp code;
+  try {
+    code = foldc::generateCpp(*program, options.cppNamespace, options.outputName);
+  } catch (const foldc::CodegenError &e) {
+    std::cerr << options.input << ": error: " << e.what() << '\n';
+    return kExitProgramErrors;
+  }
+  if (options.driver && code.driver.empty()) {
+    std::cerr << options.input << ": error: --driver needs a `model`\n";
+    return kExitProgramErrors;
+  }
+  if (!options.depfile.empty() &&
+      !writeDepfile(options.depfile,
+                    (std::filesystem::path(options.outputPath) / (code.name + ".h")).string(),
+                    options.input, *program)) {
+    std::cerr << "foldc: error: cannot write '" << options.depfile << "'\n";
+    return kExitUsage;
+  }
   if (!options.outputPath.empty())
-    return writeCpp(code, options.outputPath) ? 0 : kExitUsage;
+    return writeCpp(code, options.outputPath, options.driver) ? 0 : kExitUsage;
   out << code.header << '\n' << code.source;
   return 0;
 }
@@ -108,11 +168,17 @@ int main(int argc, char **argv) {
   const std::map<std::string, EmitStage> stages{
       {"tokens", EmitStage::Tokens}, {"ast", EmitStage::AST}, {"types", EmitStage::Types},
       {"plan", EmitStage::Plan}, {"cpp", EmitStage::Cpp}};
-  std::string emit = "types";
+  std::string emit;
   app.add_option("--emit", emit,
-                 "what to print: tokens, ast, types (default), plan or cpp (so far: data types "
-                 "and JSONL readers; with -o DIR, writes DIR/NAME.h and DIR/NAME.cpp)")
+                 "what to print: tokens, ast, types (the default without -o), plan or cpp "
+                 "(the default with -o DIR: writes DIR/NAME.h and DIR/NAME.cpp)")
       ->check(CLI::IsMember({"tokens", "ast", "types", "plan", "cpp"}));
+  app.add_option("--output-name", options.outputName,
+                 "with -o DIR: name the files NAME.h, NAME.cpp, NAME_main.cpp (default: the model's)");
+  app.add_option("--depfile", options.depfile,
+                 "write the generated files' dependencies (the .fold file, imported headers) here");
+  app.add_flag("--driver", options.driver,
+               "with -o DIR, also write DIR/NAME_main.cpp: the model's command line");
   app.add_option("--namespace", options.cppNamespace, "C++ namespace of generated code");
   app.add_option("-I", options.pipeline.includeDirs, "folders where `import` finds headers")
       ->allow_extra_args(false);
@@ -127,6 +193,8 @@ int main(int argc, char **argv) {
     int status = app.exit(e);
     return status == 0 ? 0 : kExitUsage;
   }
+  if (emit.empty())
+    emit = options.outputPath.empty() ? "types" : "cpp";
   options.emit = stages.at(emit);
   return run(options);
 }

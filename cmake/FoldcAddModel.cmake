@@ -1,0 +1,57 @@
+# foldc_add_model(TARGET name SOURCE file.fold [DRIVER] [NAMESPACE ns] [IMPORT_DIRS dir...])
+#
+# Compiles a Fold program with foldc into name.h / name.cpp (and name_main.cpp
+# with DRIVER) under the current binary dir, and adds:
+#   - a static library `name`: the generated model, linked to Foldc::runtime,
+#     whose users include "name.h";
+#   - with DRIVER, an executable `name_driver`: `name_driver train|eval|infer`.
+# The code is regenerated when the .fold file or a header it imports changes
+# (foldc writes a depfile), and when foldc itself changes.
+function(foldc_add_model)
+  cmake_parse_arguments(PARSE_ARGV 0 ARG "DRIVER" "TARGET;SOURCE;NAMESPACE" "IMPORT_DIRS")
+  if(NOT ARG_TARGET OR NOT ARG_SOURCE)
+    message(FATAL_ERROR "foldc_add_model: TARGET and SOURCE are required")
+  endif()
+  if(ARG_UNPARSED_ARGUMENTS)
+    message(FATAL_ERROR "foldc_add_model: unknown arguments: ${ARG_UNPARSED_ARGUMENTS}")
+  endif()
+  get_filename_component(source "${ARG_SOURCE}" ABSOLUTE)
+  set(dir "${CMAKE_CURRENT_BINARY_DIR}/${ARG_TARGET}.foldc")
+  set(outputs "${dir}/${ARG_TARGET}.h" "${dir}/${ARG_TARGET}.cpp")
+  set(args "${source}" -o "${dir}" --output-name "${ARG_TARGET}"
+           --depfile "${dir}/${ARG_TARGET}.d")
+  if(ARG_NAMESPACE)
+    list(APPEND args --namespace "${ARG_NAMESPACE}")
+  endif()
+  set(import_dirs)
+  foreach(import_dir IN LISTS ARG_IMPORT_DIRS)
+    get_filename_component(import_dir "${import_dir}" ABSOLUTE)
+    list(APPEND import_dirs "${import_dir}")
+    list(APPEND args -I "${import_dir}")
+  endforeach()
+  if(ARG_DRIVER)
+    list(APPEND args --driver)
+    list(APPEND outputs "${dir}/${ARG_TARGET}_main.cpp")
+  endif()
+
+  add_custom_command(
+    OUTPUT ${outputs}
+    COMMAND Foldc::foldc ${args}
+    DEPENDS "${source}" Foldc::foldc
+    DEPFILE "${dir}/${ARG_TARGET}.d"
+    COMMENT "foldc: compiling ${ARG_SOURCE}"
+    VERBATIM)
+
+  add_library(${ARG_TARGET} STATIC "${dir}/${ARG_TARGET}.cpp" "${dir}/${ARG_TARGET}.h")
+  target_include_directories(${ARG_TARGET} PUBLIC "${dir}" ${import_dirs})
+  target_link_libraries(${ARG_TARGET} PUBLIC Foldc::runtime)
+  target_compile_features(${ARG_TARGET} PUBLIC cxx_std_20)
+
+  if(ARG_DRIVER)
+    if(NOT TARGET CLI11::CLI11)
+      find_package(CLI11 REQUIRED)
+    endif()
+    add_executable(${ARG_TARGET}_driver "${dir}/${ARG_TARGET}_main.cpp")
+    target_link_libraries(${ARG_TARGET}_driver PRIVATE ${ARG_TARGET} CLI11::CLI11)
+  endif()
+endfunction()

@@ -1,0 +1,46 @@
+// Batch results and output values as JSON (see Model.h).
+#include "runtime/Model.h"
+
+namespace foldc::rt {
+
+void BatchResult::add(const BatchResult &other) {
+  int total = examples + other.examples;
+  if (total > 0)
+    loss = (loss * examples + other.loss * other.examples) / total;
+  examples = total;
+  if (metrics.size() < other.metrics.size())
+    metrics.resize(other.metrics.size());
+  for (size_t m = 0; m < other.metrics.size(); ++m) {
+    metrics[m].first += other.metrics[m].first;
+    metrics[m].second += other.metrics[m].second;
+  }
+}
+
+nlohmann::json BatchResult::toJson(const std::vector<std::string> &metricNames) const {
+  nlohmann::json out = nlohmann::json::object();
+  out["examples"] = examples;
+  out["loss"] = loss;
+  for (size_t m = 0; m < metricNames.size() && m < metrics.size(); ++m)
+    out[metricNames[m]] = metrics[m].second ? metrics[m].first / double(metrics[m].second) : 0.0;
+  return out;
+}
+
+namespace {
+
+nlohmann::json nested(const float *&values, const std::vector<int64_t> &shape, size_t axis) {
+  if (axis == shape.size())
+    return double(*values++);
+  nlohmann::json out = nlohmann::json::array();
+  for (int64_t i = 0; i < shape[axis]; ++i)
+    out.push_back(nested(values, shape, axis + 1));
+  return out;
+}
+
+} // namespace
+
+nlohmann::json tensorJson(std::span<const float> values, const std::vector<int64_t> &shape) {
+  const float *cursor = values.data();
+  return nested(cursor, shape, 0);
+}
+
+} // namespace foldc::rt

@@ -1,0 +1,144 @@
+// The engine half of a generated model: parameters, kernels, and running
+// batches of examples forward and backward. The generated half (a class
+// deriving from ModelBase) unfolds one example into the batch graph.
+#pragma once
+
+#include "runtime/BatchGraph.h"
+#include "runtime/Executor.h"
+#include "runtime/Kernel.h"
+#include "runtime/Optimizers.h"
+#include "runtime/Params.h"
+#include "runtime/Safetensors.h"
+
+#include <nlohmann/json.hpp>
+
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace foldc::rt {
+
+/// How a batch runs.
+struct RunOptions {
+  bool batching = true; ///< false: every instance alone, the per-example baseline
+  uint64_t seed = 0;    ///< dropout seed (training only)
+};
+
+/// The objective and metrics of some examples.
+struct BatchResult {
+  int examples = 0;
+  double loss = 0; ///< sum of every loss / examples (the objective of §5)
+  /// Per metric, in the order of Model::metricNames(): (sum, emissions).
+  std::vector<std::pair<double, int64_t>> metrics;
+
+  /// Accumulates another batch's result (the loss weighted by its examples).
+  void add(const BatchResult &other);
+  /// {"examples": n, "loss": l, "METRIC": mean, ...}.
+  nlohmann::json toJson(const std::vector<std::string> &metricNames) const;
+};
+
+/// JSON of a tensor value of `shape`: a number for a scalar, nested arrays otherwise.
+nlohmann::json tensorJson(std::span<const float> values, const std::vector<int64_t> &shape);
+
+/// `Derived` provides `Output unfold(const Example &, BatchGraph &) const`
+/// (records the example's instances, losses and metrics and gives its output
+/// handle) and `nlohmann::json outputJson(const Executor &, const Output &) const`.
+template <class Derived, class ExampleT, class OutputT> class ModelBase {
+public:
+  using Example = ExampleT;
+  using Output = OutputT;
+  /// A batch: pointers, so that shuffling and slicing never copy examples.
+  using Batch = std::span<const Example *const>;
+
+  /// Fills every parameter from its initialiser (reproducible from `seed`).
+  void init(uint64_t seed) { params_.initialize(seed); }
+  /// Reads parameters from a safetensors file; every name and shape must match.
+  void load(const std::string &file) { loadParams(params_, file); }
+  /// Writes parameters to a safetensors file (the old file survives a failure).
+  void save(const std::string &file) const { saveParams(params_, file); }
+
+  /// The output of every example, as JSON.
+  std::vector<nlohmann::json> infer(Batch batch,
+                                    const RunOptions &options = {}) {
+    std::vector<Output> outputs = unfold(batch);
+    executor_.forward(graph_, execOptions(options, false));
+    std::vector<nlohmann::json> out;
+    for (const Output &o : outputs)
+      out.push_back(derived().outputJson(executor_, o));
+    return out;
+  }
+
+  /// Forward and backward over `batch`, then one optimizer step.
+  BatchResult train_step(Batch batch, Optimizer &optimizer,
+                         const RunOptions &options = {}) {
+    BatchResult result = forward(batch, options, true);
+    executor_.backward();
+    optimizer.step(params_);
+    return result;
+  }
+
+  /// Loss and metrics of `batch` without training (no dropout).
+  BatchResult eval(Batch batch, const RunOptions &options = {}) {
+    return forward(batch, options, false);
+  }
+
+  /// Forward and backward without an optimizer step: the gradients stay in
+  /// params() (for gradient checks and custom training loops).
+  BatchResult gradients(Batch batch, const RunOptions &options = {},
+                        bool training = false) {
+    params_.zeroGrads();
+    BatchResult result = forward(batch, options, training);
+    executor_.backward();
+    return result;
+  }
+
+  ParamStore &params() { return params_; }
+  const ParamStore &params() const { return params_; }
+  const std::vector<std::string> &metricNames() const { return metricNames_; }
+  const Executor &executor() const { return executor_; }
+  Executor &executor() { return executor_; }
+
+protected:
+  ParamStore params_;
+  std::vector<std::unique_ptr<Kernel>> kernels_;
+  std::vector<std::string> metricNames_;
+
+private:
+  const Derived &derived() const { return static_cast<const Derived &>(*this); }
+
+  std::vector<Output> unfold(Batch batch) {
+    graph_.clear();
+    std::vector<Output> outputs;
+    outputs.reserve(batch.size());
+    for (const Example *example : batch) {
+      graph_.beginExample();
+      outputs.push_back(derived().unfold(*example, graph_));
+    }
+    return outputs;
+  }
+
+  static ExecOptions execOptions(const RunOptions &options, bool training) {
+    ExecOptions exec;
+    exec.batching = options.batching;
+    exec.training = training;
+    exec.seed = options.seed;
+    return exec;
+  }
+
+  BatchResult forward(Batch batch, const RunOptions &options, bool training) {
+    unfold(batch);
+    executor_.forward(graph_, execOptions(options, training));
+    BatchResult result;
+    result.examples = int(batch.size());
+    result.loss = executor_.objective();
+    result.metrics = executor_.metrics();
+    result.metrics.resize(metricNames_.size());
+    return result;
+  }
+
+  BatchGraph graph_;
+  Executor executor_{params_};
+};
+
+} // namespace foldc::rt

@@ -1,0 +1,68 @@
+// Helpers that generated unfolding code calls on host values and handles.
+#pragma once
+
+#include <cstddef>
+#include <stdexcept>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+namespace foldc::rt {
+
+/// A structural error in an example (a list of the wrong length, an empty
+/// reduction...): the driver reports it with the example's position.
+class UnfoldError : public std::runtime_error {
+public:
+  using std::runtime_error::runtime_error;
+};
+
+/// `vector(n, xs)`: appends the n numbers of `xs` to an instance's floats.
+template <class List> void appendVector(std::vector<float> &floats, const List &xs, int n) {
+  if (xs.size() != size_t(n))
+    throw UnfoldError("vector(" + std::to_string(n) + ", xs): xs has " +
+                      std::to_string(xs.size()) + " numbers");
+  for (const auto &x : xs)
+    floats.push_back(float(x));
+}
+
+/// `reduce(f, xs)` of an empty list without a default.
+template <class T> T emptyReduce() {
+  throw UnfoldError("reduce over an empty list without a default value");
+}
+
+/// `nth(i, xs)`.
+template <class List> const typename List::value_type &nth(long long i, const List &xs) {
+  if (i < 0 || size_t(i) >= xs.size())
+    throw UnfoldError("nth(" + std::to_string(i) + ", xs): xs has " + std::to_string(xs.size()) +
+                      " elements");
+  return xs[size_t(i)];
+}
+
+/// `zip(xs, ys)`: pairs up to the shorter length.
+template <class A, class B>
+std::vector<std::tuple<typename A::value_type, typename B::value_type>> zip(const A &xs,
+                                                                            const B &ys) {
+  std::vector<std::tuple<typename A::value_type, typename B::value_type>> out;
+  for (size_t i = 0; i < xs.size() && i < ys.size(); ++i)
+    out.emplace_back(xs[i], ys[i]);
+  return out;
+}
+
+namespace detail {
+template <class List, size_t... I>
+auto window(const List &xs, size_t at, std::index_sequence<I...>) {
+  return std::make_tuple(xs[at + I]...);
+}
+} // namespace detail
+
+/// `ngrams(n, xs)`: every run of N neighbours, as N-tuples.
+template <size_t N, class List> auto ngrams(const List &xs) {
+  using Gram = decltype(detail::window(xs, 0, std::make_index_sequence<N>{}));
+  std::vector<Gram> out;
+  for (size_t i = 0; i + N <= xs.size(); ++i)
+    out.push_back(detail::window(xs, i, std::make_index_sequence<N>{}));
+  return out;
+}
+
+} // namespace foldc::rt
