@@ -150,14 +150,18 @@ private:
   void defineExampleReader(const TypeRef &input) {
     std::string type = cppHostType(input);
     h_.line("/// Reads one example per line of a JSON Lines file (§7).");
-    h_.line("std::vector<" + type + "> readExamples(const std::string &file);");
-    auto fn = s_.scope("std::vector<" + type + "> readExamples(const std::string &file) {");
+    h_.line("/// With `lines`, also records each example's line number there.");
+    h_.line("std::vector<" + type +
+            "> readExamples(const std::string &file, std::vector<long> *lines = nullptr);");
+    auto fn = s_.scope("std::vector<" + type +
+                       "> readExamples(const std::string &file, std::vector<long> *lines) {");
     s_.line("std::vector<" + type + "> examples;");
     {
       auto each = s_.scope("foldc::rt::forEachJsonLine(file, [&](const nlohmann::json &value, "
                            "const foldc::rt::JsonPath &at) {",
                            "});");
       s_.line("examples.push_back(" + reader(input, "value", "at") + ");");
+      s_.line("if (lines) lines->push_back(at.line());");
     }
     s_.line("return examples;");
   }

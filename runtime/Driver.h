@@ -2,6 +2,7 @@
 // generated NAME_main.cpp calls runDriver with its Model and example reader.
 #pragma once
 
+#include "runtime/Jsonl.h"
 #include "runtime/Model.h"
 #include "runtime/Process.h"
 
@@ -48,12 +49,12 @@ private:
 template <class M> class Driver {
 public:
   using Example = typename M::Example;
-  using Reader = std::vector<Example> (*)(const std::string &);
+  using Reader = std::vector<Example> (*)(const std::string &, std::vector<long> *);
 
   Driver(const DriverOptions &options, Reader read) : o_(options), read_(read) {}
 
   int train() {
-    std::vector<Example> data = load(o_.data, o_.limit), dev;
+    Dataset data = load(o_.data, o_.limit), dev;
     if (!o_.dev.empty())
       dev = load(o_.dev, o_.devLimit);
     start();
@@ -62,7 +63,7 @@ public:
     std::ofstream curve;
     if (!o_.curve.empty())
       curve = openCurve();
-    std::vector<const Example *> order = pointers(data);
+    std::vector<const Example *> order = data.pointers();
     std::mt19937_64 shuffle(o_.seed);
     double bestDev = 1e300;
     uint64_t step = 0;
@@ -75,7 +76,7 @@ public:
         auto batch = slice(order, at);
         RunOptions run = runOptions();
         run.seed = o_.seed * 1000003u + ++step;
-        epochResult.add(model_.train_step(batch, *optimizer, run));
+        epochResult.add(located(data, batch, [&] { return model_.train_step(batch, *optimizer, run); }));
         if (progress.due())
           std::cerr << "epoch " << epoch << ": " << epochResult.examples << "/" << order.size()
                     << " examples, train loss " << epochResult.loss << "\n";
@@ -83,8 +84,8 @@ public:
       nlohmann::json report = {{"epoch", epoch},
                                {"train", epochResult.toJson(model_.metricNames())}};
       std::optional<BatchResult> devResult;
-      if (!dev.empty()) {
-        devResult = evaluate(pointers(dev));
+      if (!dev.examples.empty()) {
+        devResult = evaluate(dev);
         report["dev"] = devResult->toJson(model_.metricNames());
       }
       double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
@@ -104,30 +105,69 @@ public:
   }
 
   int eval() {
-    std::vector<Example> data = load(o_.data, o_.limit);
+    Dataset data = load(o_.data, o_.limit);
     start();
-    std::cout << evaluate(pointers(data)).toJson(model_.metricNames()).dump() << std::endl;
+    std::cout << evaluate(data).toJson(model_.metricNames()).dump() << std::endl;
     return 0;
   }
 
   int infer() {
-    std::vector<Example> data = load(o_.data, o_.limit);
+    Dataset data = load(o_.data, o_.limit);
     start();
-    std::vector<const Example *> all = pointers(data);
-    for (size_t at = 0; at < all.size(); at += size_t(o_.batchSize))
-      for (const nlohmann::json &output : model_.infer(slice(all, at), runOptions()))
+    std::vector<const Example *> all = data.pointers();
+    for (size_t at = 0; at < all.size(); at += size_t(o_.batchSize)) {
+      auto batch = slice(all, at);
+      for (const nlohmann::json &output :
+           located(data, batch, [&] { return model_.infer(batch, runOptions()); }))
         std::cout << output.dump() << '\n';
+    }
     std::cout.flush();
     return 0;
   }
 
 private:
-  std::vector<Example> load(const std::string &file, long limit) {
-    std::vector<Example> examples = read_(file);
-    if (limit > 0 && examples.size() > size_t(limit))
-      examples.resize(size_t(limit));
-    std::cerr << file << ": " << examples.size() << " examples\n";
-    return examples;
+  /// Examples and the line each came from.
+  struct Dataset {
+    std::string file;
+    std::vector<Example> examples;
+    std::vector<long> lines;
+
+    std::vector<const Example *> pointers() const {
+      std::vector<const Example *> out;
+      for (const Example &e : examples)
+        out.push_back(&e);
+      return out;
+    }
+  };
+
+  Dataset load(const std::string &file, long limit) {
+    Dataset set;
+    set.file = file;
+    set.examples = read_(file, &set.lines);
+    if (limit > 0 && set.examples.size() > size_t(limit))
+      set.examples.resize(size_t(limit));
+    std::cerr << file << ": " << set.examples.size() << " examples\n";
+    return set;
+  }
+
+  /// Runs `step` on `batch`; when it fails (a word id outside the embedding,
+  /// a label outside the classes...), finds the first example that fails
+  /// alone and reports it as `FILE:LINE: what`.
+  template <class Step>
+  auto located(const Dataset &set, typename M::Batch batch, Step &&step) -> decltype(step()) {
+    try {
+      return step();
+    } catch (const std::exception &) {
+      for (const Example *example : batch) {
+        try {
+          model_.eval(typename M::Batch(&example, 1));
+        } catch (const std::exception &e) {
+          throw DataError(set.file + ":" + std::to_string(set.lines[size_t(example - set.examples.data())]) +
+                          ": " + e.what());
+        }
+      }
+      throw;
+    }
   }
 
   /// Threads, then the parameters: loaded with --params, else initialised from --seed.
@@ -145,22 +185,18 @@ private:
     return run;
   }
 
-  static std::vector<const Example *> pointers(const std::vector<Example> &examples) {
-    std::vector<const Example *> out;
-    for (const Example &e : examples)
-      out.push_back(&e);
-    return out;
-  }
-
   std::span<const Example *const> slice(const std::vector<const Example *> &all, size_t at) const {
     size_t n = std::min(all.size() - at, size_t(o_.batchSize));
     return std::span<const Example *const>(all.data() + at, n);
   }
 
-  BatchResult evaluate(const std::vector<const Example *> &all) {
+  BatchResult evaluate(const Dataset &set) {
+    std::vector<const Example *> all = set.pointers();
     BatchResult total;
-    for (size_t at = 0; at < all.size(); at += size_t(o_.batchSize))
-      total.add(model_.eval(slice(all, at), runOptions()));
+    for (size_t at = 0; at < all.size(); at += size_t(o_.batchSize)) {
+      auto batch = slice(all, at);
+      total.add(located(set, batch, [&] { return model_.eval(batch, runOptions()); }));
+    }
     return total;
   }
 
@@ -204,7 +240,7 @@ private:
 /// data, parameters or files, 2 on bad usage.
 template <class M>
 int runDriver(int argc, char **argv, const std::string &name,
-              std::vector<typename M::Example> (*read)(const std::string &)) {
+              typename Driver<M>::Reader read) {
   CLI::App app{name + ": train, evaluate or run the model (generated by foldc)"};
   app.require_subcommand(1);
   DriverOptions o;

@@ -27,6 +27,7 @@ public:
   /// Throws a DataError at this path.
   [[noreturn]] void fail(const std::string &expected) const;
   const std::string &path() const { return path_; }
+  long line() const { return line_; }
 
 private:
   const std::string *file_;

@@ -24,3 +24,9 @@ config.substitutions.append(("%sst", os.path.join(config.foldc_source_root, "exa
 # `not` (inverts an exit status) comes from LLVM's tools, beside FileCheck.
 config.environment["PATH"] = os.pathsep.join(
     [os.path.dirname(config.filecheck), os.environ.get("PATH", "")])
+# Generated model drivers (built by examples/ through foldc_add_model).
+for model in ["calculator", "sentiment"]:
+    config.substitutions.append(("%" + model + "_driver",
+                                 os.path.join(config.foldc_binary_root, "examples", model + "_driver")))
+config.substitutions.append(("%check", "python3 " + os.path.join(
+    config.foldc_source_root, "test", "Execution", "Inputs", "check.py")))
