@@ -1,0 +1,169 @@
+// Generated models (examples/calculator and examples/sentiment, built by
+// foldc_add_model): their gradients against finite differences, and batched
+// against per-example execution for the loss, metrics and every gradient.
+#include "FiniteDifference.h"
+#include "calculator.h"
+#include "sentiment.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+namespace {
+
+using foldc::rt::JsonPath;
+using foldc::rt::RunOptions;
+
+const std::string kFile = "inline";
+
+template <class Read> auto readAll(const std::vector<std::string> &lines, Read read) {
+  std::vector<decltype(read(nlohmann::json(), JsonPath(kFile, 1)))> out;
+  for (size_t i = 0; i < lines.size(); ++i)
+    out.push_back(read(nlohmann::json::parse(lines[i]), JsonPath(kFile, long(i + 1))));
+  return out;
+}
+
+template <class Example> std::vector<const Example *> pointers(const std::vector<Example> &xs) {
+  std::vector<const Example *> out;
+  for (const Example &x : xs)
+    out.push_back(&x);
+  return out;
+}
+
+std::vector<calculator::Example> calculatorExamples() {
+  return readAll(
+      {R"({"expr": {"Num": {"value": 0.5}}, "result": 0.5})",
+       R"({"expr": {"Op": {"op": 2, "left": {"Num": {"value": 0.7}}, "right": {"Num": {"value": -0.4}}}}, "result": -0.28})",
+       R"({"expr": {"Op": {"op": 0, "left": {"Op": {"op": 1, "left": {"Num": {"value": 0.3}}, "right": {"Num": {"value": 0.9}}}}, "right": {"Num": {"value": 0.2}}}}, "result": -0.4})"},
+      calculator::readExample);
+}
+
+std::vector<sentiment::Tree> sentimentExamples() {
+  return readAll(
+      {R"({"Leaf": {"word": 7, "label": 4}})",
+       R"({"Node": {"label": 1, "left": {"Leaf": {"word": 3, "label": 2}}, "right": {"Node": {"label": 0, "left": {"Leaf": {"word": 3, "label": 1}}, "right": {"Leaf": {"word": 11, "label": 0}}}}}})",
+       R"({"Node": {"label": 3, "left": {"Leaf": {"word": 5, "label": 3}}, "right": {"Leaf": {"word": 7, "label": 2}}}})"},
+      sentiment::readTree);
+}
+
+/// Every parameter's gradient, in ParamStore order.
+std::vector<std::vector<float>> gradients(const foldc::rt::ParamStore &params) {
+  std::vector<std::vector<float>> out;
+  for (int i = 0; i < params.count(); ++i)
+    out.push_back(params.at(i).grad);
+  return out;
+}
+
+/// Entries of a parameter to check: a spread of them, and for embedding
+/// tables the rows the examples use.
+std::vector<size_t> probes(const foldc::rt::Param &p) {
+  std::vector<size_t> out;
+  if (p.sparseRows) {
+    for (int32_t row : p.touchedRows)
+      for (int64_t k = 0; k < p.rowWidth(); k += p.rowWidth() / 3 + 1)
+        out.push_back(size_t(row * p.rowWidth() + k));
+    return out;
+  }
+  size_t step = size_t(p.size()) / 7 + 1;
+  for (size_t i = 0; i < size_t(p.size()); i += step)
+    out.push_back(i);
+  return out;
+}
+
+template <class Model, class Example>
+void expectFiniteDifferences(Model &model, const std::vector<Example> &examples) {
+  auto batch = pointers(examples);
+  model.init(5);
+  model.gradients(batch);
+  std::vector<std::vector<float>> analytic = gradients(model.params());
+  int checked = 0;
+  for (int id = 0; id < model.params().count(); ++id) {
+    foldc::rt::Param &p = model.params().at(id);
+    for (size_t i : probes(p)) {
+      double numeric = foldc::rt::testing::centralDifference(
+          p.value[i], 1e-2, [&] { return model.eval(batch).loss; });
+      double g = analytic[size_t(id)][i];
+      EXPECT_NEAR(numeric, g, 2e-3 + 2e-2 * std::abs(g)) << p.name << "[" << i << "]";
+      ++checked;
+    }
+  }
+  EXPECT_GT(checked, 20);
+}
+
+template <class Model, class Example>
+void expectBatchedEqualsUnbatched(Model &model, const std::vector<Example> &examples,
+                                  bool training) {
+  auto batch = pointers(examples);
+  RunOptions batched, unbatched;
+  batched.seed = unbatched.seed = 9;
+  unbatched.batching = false;
+  model.init(5);
+  foldc::rt::BatchResult a = model.gradients(batch, batched, training);
+  std::vector<std::vector<float>> ga = gradients(model.params());
+  foldc::rt::BatchResult b = model.gradients(batch, unbatched, training);
+  std::vector<std::vector<float>> gb = gradients(model.params());
+  EXPECT_NEAR(a.loss, b.loss, 1e-4 * std::abs(b.loss));
+  ASSERT_EQ(a.metrics.size(), b.metrics.size());
+  for (size_t m = 0; m < a.metrics.size(); ++m) {
+    EXPECT_NEAR(a.metrics[m].first, b.metrics[m].first, 1e-4 * std::abs(b.metrics[m].first) + 1e-6);
+    EXPECT_EQ(a.metrics[m].second, b.metrics[m].second);
+  }
+  for (size_t id = 0; id < ga.size(); ++id)
+    for (size_t i = 0; i < ga[id].size(); ++i)
+      ASSERT_NEAR(ga[id][i], gb[id][i], 1e-4 * std::abs(gb[id][i]) + 1e-6)
+          << model.params().at(int(id)).name << "[" << i << "]";
+}
+
+TEST(GeneratedCalculator, GradientsMatchFiniteDifferences) {
+  calculator::Model model;
+  expectFiniteDifferences(model, calculatorExamples());
+}
+
+TEST(GeneratedCalculator, BatchedEqualsUnbatched) {
+  calculator::Model model;
+  expectBatchedEqualsUnbatched(model, calculatorExamples(), false);
+}
+
+TEST(GeneratedCalculator, MetricsAndOutputs) {
+  calculator::Model model;
+  model.init(5);
+  std::vector<calculator::Example> examples = calculatorExamples();
+  auto batch = pointers(examples);
+  std::vector<nlohmann::json> outputs = model.infer(batch);
+  ASSERT_EQ(outputs.size(), 3u);
+  // abs_error is the mean of |y - result| over the examples; loss the mean of (y - result)^2.
+  double absError = 0, squared = 0;
+  for (size_t i = 0; i < 3; ++i) {
+    double y = outputs[i].get<double>();
+    absError += std::abs(y - examples[i].result) / 3;
+    squared += (y - examples[i].result) * (y - examples[i].result) / 3;
+  }
+  foldc::rt::BatchResult r = model.eval(batch);
+  EXPECT_NEAR(r.metrics[0].first / double(r.metrics[0].second), absError, 1e-5);
+  EXPECT_NEAR(r.loss, squared, 1e-5);
+}
+
+TEST(GeneratedSentiment, GradientsMatchFiniteDifferences) {
+  sentiment::Model model;
+  expectFiniteDifferences(model, sentimentExamples());
+}
+
+TEST(GeneratedSentiment, BatchedEqualsUnbatchedWithAndWithoutDropout) {
+  sentiment::Model model;
+  expectBatchedEqualsUnbatched(model, sentimentExamples(), false);
+  expectBatchedEqualsUnbatched(model, sentimentExamples(), true);
+}
+
+TEST(GeneratedSentiment, MetricsCountEveryNodeAndEveryRoot) {
+  sentiment::Model model;
+  model.init(5);
+  std::vector<sentiment::Tree> trees = sentimentExamples();
+  foldc::rt::BatchResult r = model.eval(pointers(trees));
+  ASSERT_EQ(model.metricNames(), (std::vector<std::string>{"all_hits", "root_hits"}));
+  EXPECT_EQ(r.metrics[0].second, 1 + 5 + 3); // nodes of the three trees
+  EXPECT_EQ(r.metrics[1].second, 3);         // one root each
+}
+
+} // namespace
