@@ -12,7 +12,6 @@ packages=(
   libgtest-dev libbenchmark-dev                       # unit tests, bench/
   nlohmann-json3-dev                                  # JSONL data, safetensors headers
   libcli11-dev                                        # foldc command line
-  libfmt-dev                                          # formatting in diagnostics/codegen
 )
 
 missing=()

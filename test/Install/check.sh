@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Installs the foldc build in BUILD_DIR into a fresh prefix, then configures
+# and builds test/Install/CMakeLists.txt (an out-of-tree project) against it
+# with every program of examples/, and runs two of the generated drivers.
+# usage: check.sh SOURCE_DIR BUILD_DIR WORK_DIR
+set -euo pipefail
+source_dir=$1 build_dir=$2 work=$3
+rm -rf "$work"
+cmake --install "$build_dir" --prefix "$work/prefix" >/dev/null
+test -x "$work/prefix/bin/foldc"
+test -f "$work/prefix/lib/cmake/Foldc/FoldcConfig.cmake"
+programs=$(ls "$source_dir"/examples/*/*.fold | tr '\n' ';')
+cmake -S "$source_dir/test/Install" -B "$work/build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+  -DCMAKE_PREFIX_PATH="$work/prefix" -DFOLD_FILES="$programs" >/dev/null
+cmake --build "$work/build"
+for program in "$source_dir"/examples/*/*.fold; do
+  test -x "$work/build/$(basename "$program" .fold)_driver"
+done
+# The drivers run: the calculator trains a little, and its library is a model.
+python3 "$source_dir/examples/calculator/make_data.py" 50 1 > "$work/calc.jsonl"
+"$work/build/calculator_driver" train --data "$work/calc.jsonl" --epochs 2 --save "$work/calc.st"
+"$work/build/calculator_driver" infer --data "$work/calc.jsonl" --params "$work/calc.st" --limit 3
+echo "install: every example built out of tree against the installed foldc"
