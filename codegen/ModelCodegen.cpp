@@ -193,7 +193,8 @@ private:
       std::string shape;
       for (int64_t d : type->shape)
         shape += (shape.empty() ? "" : ", ") + str(d);
-      return "foldc::rt::tensorJson(executor.value(" + value + "), {" + shape + "})";
+      return "foldc::rt::tensorJson(executor.value(" + value + "), {" + shape + "}" +
+             (type->element == ElementType::I32 ? ", /*integral=*/true" : "") + ")";
     }
     case TypeKind::Tuple: {
       std::string out;
@@ -268,8 +269,7 @@ private:
       s_.line("return " + valueCpp(s.values[0]) + ";");
       return;
     case UnfoldStep::Kind::Role: return role(s.name, valueCpp(s.values[0]));
-    case UnfoldStep::Kind::Sequence:
-      throw CodegenError("`" + s.name + "` across a sequence is not generated yet");
+    case UnfoldStep::Kind::Sequence: return sequence(s);
     case UnfoldStep::Kind::Arm: case UnfoldStep::Kind::Yield:
       break; // inside Match / Combinator
     }
@@ -451,6 +451,24 @@ private:
                             : "foldc::rt::emptyReduce<" + type + ">()";
     s_.line("const " + type + " " + id + " = " + id + "_level.empty() ? " + empty + " : " + id +
             "_level[0];");
+  }
+
+  /// sum, mean or softmax across a sequence, by the runtime's pairwise loops
+  /// over the step's helper kernels.
+  void sequence(const UnfoldStep &s) {
+    std::string call = s.name == "sum" ? "sequenceSum" : s.name == "mean" ? "sequenceMean"
+                       : s.name == "softmax" ? "sequenceSoftmax" : "";
+    if (call.empty() || s.helpers.empty())
+      throw CodegenError("`" + s.name + "` across a sequence is not generated yet");
+    std::string args = "graph, " + valueCpp(s.values[0]);
+    for (int helper : s.helpers) {
+      int index = kernelIndex_[size_t(helper)];
+      if (index < 0)
+        throw CodegenError("internal: kernel " + plan_.kernels[size_t(helper)].name + " not generated");
+      args += ", *kernels_[" + str(index) + "]";
+    }
+    s_.line("const " + valueType(s.type) + " " + handleCpp(s.target) + " = foldc::rt::" + call +
+            "(" + args + ");");
   }
 
   void structural(const UnfoldStep &s) {

@@ -102,7 +102,7 @@ struct UnfoldStep {
     Call,       ///< target = def `name`(values)
     Combinator, ///< target = combinator `name` over values; children: the body
     Yield,      ///< the body's value for one element: values[0]
-    Sequence,   ///< target = builtin `name` across a list (seq_sum...): values[0]
+    Sequence,   ///< target = builtin `name` across a list (sum, mean, softmax): values[0]
     Structural, ///< target = `name` (list, index, slice, length, nth, zip, ngrams) of values
     Match,      ///< on host values[0]; children: Arms
     Arm,        ///< constructor `name` ("_": default) binding `binder`
@@ -118,6 +118,9 @@ struct UnfoldStep {
   std::string binder; ///< Arm
   TypeRef type;       ///< of target
   int kernel = -1;    ///< Instance
+  /// Sequence: the kernels its loops instantiate: sum [add, zeros]; mean
+  /// [add, zeros, divide by n]; softmax [exp, add, zeros, divide].
+  std::vector<int> helpers;
   std::vector<StepValue> values;
   std::vector<UnfoldStep> children;
 };

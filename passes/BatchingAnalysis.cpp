@@ -783,33 +783,126 @@ private:
       plan_.kernels[size_t(result.kernel)].params.insert({param("W"), param("b")});
       break;
     }
-    case LayerKind::LSTM: case LayerKind::GRU: {
-      // Cells give several values: the op is the new h; `lstm_state` reads
-      // the cell's second result, c. The layer's tuple is built from them.
-      bool lstm = info.kind == LayerKind::LSTM;
-      std::vector<AVal> flat = {x};
-      if (lstm) {
-        flat.push_back(element(args[1], 0));
-        flat.push_back(element(args[1], 1));
-      } else {
-        flat.push_back(args[1]);
-      }
-      double flops = 2.0 * double((info.in + info.out) * (lstm ? 4 : 3) * info.out);
-      TypeRef h = types::f32({info.out});
-      AVal next = emit(ctx, lstm ? "lstm_cell" : "gru_cell", flat, h, flops, at,
-                       param("W") + ", " + param("U") + ", " + param("b"));
-      plan_.kernels[size_t(next.kernel)].params.insert({param("W"), param("U"), param("b")});
-      AVal state = next;
-      if (lstm) {
-        AVal c = emit(ctx, "lstm_state", {next}, h, 0, at);
-        state = tuple({next, c});
-      }
-      result = tuple({next, state});
+    case LayerKind::LSTM:
+      result = lstmCell(decl, info, x, args[1], ctx, at);
       break;
-    }
+    case LayerKind::GRU:
+      result = gruCell(decl, info, x, args[1], ctx, at);
+      break;
     }
     fusing_.pop_back();
     return result;
+  }
+
+  // Recurrent cells are lowered to primitive operations, so they fuse with
+  // what surrounds them and get their gradients from the primitives'.
+  AVal linearOf(const AVal &x, const std::string &param, int64_t in, int64_t out, Context &ctx,
+                SourceRange at) {
+    AVal v = emit(ctx, "linear", {x}, types::f32({out}), 2.0 * double(in * out), at, param);
+    plan_.kernels[size_t(v.kernel)].params.insert(param);
+    return v;
+  }
+  AVal sliceOf(const AVal &x, int64_t lo, int64_t hi, Context &ctx, SourceRange at) {
+    return emit(ctx, "slice", {x}, types::f32({hi - lo}), 0, at,
+                std::to_string(lo) + ":" + std::to_string(hi));
+  }
+  AVal elementwise(const std::string &op, std::vector<AVal> xs, int64_t h, Context &ctx,
+                   SourceRange at) {
+    return emit(ctx, op, xs, types::f32({h}), double(h), at);
+  }
+
+  /// lstm (brief §6): g = x@W + h@U + b; i, f, o, u from its quarters;
+  /// c' = i*u + f*c; h' = o*tanh(c'); gives (h', (h', c')).
+  AVal lstmCell(const LayerDecl &decl, const LayerInfo &info, const AVal &x, const AVal &state,
+                Context &ctx, SourceRange at) {
+    int64_t h = info.out;
+    AVal gates = elementwise("add", {linearOf(x, decl.name + ".W", info.in, 4 * h, ctx, at),
+                                     linearOf(element(state, 0), decl.name + ".U", h, 4 * h, ctx, at)},
+                             4 * h, ctx, at);
+    gates = emit(ctx, "bias_add", {gates}, types::f32({4 * h}), double(4 * h), at, decl.name + ".b");
+    plan_.kernels[size_t(gates.kernel)].params.insert(decl.name + ".b");
+    auto gate = [&](int k, const char *act) {
+      return elementwise(act, {sliceOf(gates, k * h, (k + 1) * h, ctx, at)}, h, ctx, at);
+    };
+    AVal i = gate(0, "sigmoid"), f = gate(1, "sigmoid"), o = gate(2, "sigmoid"), u = gate(3, "tanh");
+    AVal c = elementwise("add", {elementwise("mul", {i, u}, h, ctx, at),
+                                 elementwise("mul", {f, element(state, 1)}, h, ctx, at)},
+                         h, ctx, at);
+    AVal next = elementwise("mul", {o, elementwise("tanh", {c}, h, ctx, at)}, h, ctx, at);
+    return tuple({next, tuple({next, c})});
+  }
+
+  /// gru (docs/language.md): z, r from x@W + s@U + b; n = tanh(x@W + b +
+  /// (r*s)@U) on the last third; s' = n + z*(s - n) = (1-z)*n + z*s; gives (s', s').
+  AVal gruCell(const LayerDecl &decl, const LayerInfo &info, const AVal &x, const AVal &s,
+               Context &ctx, SourceRange at) {
+    int64_t h = info.out;
+    std::string U = decl.name + ".U";
+    AVal gx = emit(ctx, "bias_add", {linearOf(x, decl.name + ".W", info.in, 3 * h, ctx, at)},
+                   types::f32({3 * h}), double(3 * h), at, decl.name + ".b");
+    plan_.kernels[size_t(gx.kernel)].params.insert(decl.name + ".b");
+    AVal gs = linearOf(s, U, h, 3 * h, ctx, at);
+    auto gate = [&](int k) {
+      return elementwise("sigmoid", {elementwise("add", {sliceOf(gx, k * h, (k + 1) * h, ctx, at),
+                                                         sliceOf(gs, k * h, (k + 1) * h, ctx, at)},
+                                                 h, ctx, at)},
+                         h, ctx, at);
+    };
+    AVal z = gate(0), r = gate(1);
+    AVal grs = linearOf(elementwise("mul", {r, s}, h, ctx, at), U, h, 3 * h, ctx, at);
+    AVal n = elementwise("tanh", {elementwise("add", {sliceOf(gx, 2 * h, 3 * h, ctx, at),
+                                                      sliceOf(grs, 2 * h, 3 * h, ctx, at)},
+                                              h, ctx, at)},
+                         h, ctx, at);
+    AVal next = elementwise(
+        "add", {n, elementwise("mul", {z, elementwise("sub", {s, n}, h, ctx, at)}, h, ctx, at)}, h,
+        ctx, at);
+    return tuple({next, next});
+  }
+
+  /// A kernel of one operation over tensor arguments `args` (and host
+  /// inputs), which a Sequence step instantiates in its loops.
+  int helperKernel(const std::string &name, SourceRange at, const std::string &op,
+                   std::vector<TypeRef> args, const TypeRef &type,
+                   std::vector<HostInput> hosts = {}) {
+    KernelPlan k;
+    k.id = int(plan_.kernels.size());
+    k.name = name;
+    k.range = at;
+    PlanOp o;
+    o.name = op;
+    o.type = type;
+    o.flops = op == "zeros" ? 0 : double(width(type));
+    for (size_t i = 0; i < args.size(); ++i) {
+      k.argSources.push_back("%a" + std::to_string(i));
+      o.operands.push_back({PlanOperand::Kind::Argument, int(i), ""});
+    }
+    for (size_t h = 0; h < hosts.size(); ++h)
+      o.operands.push_back({PlanOperand::Kind::Host, int(h), ""});
+    k.args = std::move(args);
+    k.hostInputs = std::move(hosts);
+    k.ops.push_back(std::move(o));
+    k.results.push_back({0, "value"});
+    plan_.kernels.push_back(std::move(k));
+    return plan_.kernels.back().id;
+  }
+
+  /// The kernels of `name` across a sequence of `element`s (see UnfoldStep::helpers).
+  std::vector<int> sequenceKernels(const std::string &name, const TypeRef &element,
+                                   const std::string &context, SourceRange at) {
+    std::string prefix = context + ".seq_" + name + ".";
+    auto add = [&] { return helperKernel(prefix + "add", at, "add", {element, element}, element); };
+    auto zeros = [&] { return helperKernel(prefix + "zeros", at, "zeros", {}, element); };
+    if (name == "sum")
+      return {add(), zeros()};
+    if (name == "mean") {
+      HostInput n{"length", types::floatType(), nullptr};
+      return {add(), zeros(), helperKernel(prefix + "scale", at, "div", {element}, element, {n})};
+    }
+    if (name == "softmax")
+      return {helperKernel(prefix + "exp", at, "exp", {element}, element), add(), zeros(),
+              helperKernel(prefix + "divide", at, "div", {element, element}, element)};
+    return {}; // max, min: not generated yet (code generation says so)
   }
 
   AVal builtin(const std::string &name, std::vector<AVal> args, const TypeRef &type,
@@ -825,6 +918,7 @@ private:
       UnfoldStep s = structuralStep(name, {args[0]}, ctx);
       s.kind = UnfoldStep::Kind::Sequence;
       s.text = "seq_" + s.text + " pairwise, depth ceil(log2 n)";
+      s.helpers = sequenceKernels(name, args[0].type->element0(), ctx.name, site.range());
       return structural(ctx, std::move(s), type, maxStage(args));
     }
     std::vector<AVal> operands;

@@ -1,6 +1,8 @@
 // Batch results and output values as JSON (see Model.h).
 #include "runtime/Model.h"
 
+#include <cmath>
+
 namespace foldc::rt {
 
 void BatchResult::add(const BatchResult &other) {
@@ -27,20 +29,24 @@ nlohmann::json BatchResult::toJson(const std::vector<std::string> &metricNames) 
 
 namespace {
 
-nlohmann::json nested(const float *&values, const std::vector<int64_t> &shape, size_t axis) {
-  if (axis == shape.size())
-    return double(*values++);
+nlohmann::json nested(const float *&values, const std::vector<int64_t> &shape, size_t axis,
+                      bool integral) {
+  if (axis == shape.size()) {
+    float v = *values++;
+    return integral ? nlohmann::json(int64_t(std::lround(v))) : nlohmann::json(double(v));
+  }
   nlohmann::json out = nlohmann::json::array();
   for (int64_t i = 0; i < shape[axis]; ++i)
-    out.push_back(nested(values, shape, axis + 1));
+    out.push_back(nested(values, shape, axis + 1, integral));
   return out;
 }
 
 } // namespace
 
-nlohmann::json tensorJson(std::span<const float> values, const std::vector<int64_t> &shape) {
+nlohmann::json tensorJson(std::span<const float> values, const std::vector<int64_t> &shape,
+                          bool integral) {
   const float *cursor = values.data();
-  return nested(cursor, shape, 0);
+  return nested(cursor, shape, 0, integral);
 }
 
 } // namespace foldc::rt

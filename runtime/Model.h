@@ -38,8 +38,10 @@ struct BatchResult {
   nlohmann::json toJson(const std::vector<std::string> &metricNames) const;
 };
 
-/// JSON of a tensor value of `shape`: a number for a scalar, nested arrays otherwise.
-nlohmann::json tensorJson(std::span<const float> values, const std::vector<int64_t> &shape);
+/// JSON of a tensor value of `shape`: a number for a scalar, nested arrays
+/// otherwise; `integral` for i32 tensors (argmax), whose values are whole.
+nlohmann::json tensorJson(std::span<const float> values, const std::vector<int64_t> &shape,
+                          bool integral = false);
 
 /// `Derived` provides `Output unfold(const Example &, BatchGraph &) const`
 /// (records the example's instances, losses and metrics and gives its output

@@ -170,7 +170,10 @@ template <ReduceKind K, int W> struct Reduce {
 template <int W> struct Softmax {
   static void forward(In<W> x, Out<W> y) {
     y = (x.colwise() - x.rowwise().maxCoeff()).array().exp().matrix();
-    y.array().colwise() /= y.rowwise().sum().array();
+    // The sums go to a temporary first: dividing y by its own lazily
+    // evaluated row sums aliases (seen at W = 2: rows no longer sum to 1).
+    Eigen::Matrix<float, Eigen::Dynamic, 1> total = y.rowwise().sum();
+    y.array().colwise() /= total.array();
   }
   static void backward(In<W> y, In<W> dy, Out<W> dx) {
     Eigen::Matrix<float, Eigen::Dynamic, 1> inner = y.cwiseProduct(dy).rowwise().sum();

@@ -1,6 +1,8 @@
 // Helpers that generated unfolding code calls on host values and handles.
 #pragma once
 
+#include "runtime/BatchGraph.h"
+
 #include <cstddef>
 #include <stdexcept>
 #include <string>
@@ -62,6 +64,48 @@ template <size_t N, class List> auto ngrams(const List &xs) {
   std::vector<Gram> out;
   for (size_t i = 0; i + N <= xs.size(); ++i)
     out.push_back(detail::window(xs, i, std::make_index_sequence<N>{}));
+  return out;
+}
+
+/// `sum(xs)` of a sequence of tensors: neighbours added pairwise level by
+/// level (depth ceil(log2 n)) with `add`; an empty sequence gives `zeros`.
+inline ValueRef sequenceSum(BatchGraph &graph, std::vector<ValueRef> level, const Kernel &add,
+                            const Kernel &zeros) {
+  if (level.empty())
+    return {graph.add(zeros, {}), 0};
+  while (level.size() > 1) {
+    std::vector<ValueRef> next;
+    for (size_t i = 0; i + 1 < level.size(); i += 2)
+      next.push_back({graph.add(add, {level[i], level[i + 1]}), 0});
+    if (level.size() % 2 == 1)
+      next.push_back(level.back());
+    level = std::move(next);
+  }
+  return level[0];
+}
+
+/// `mean(xs)`: the sum divided by n by `scale` (n is its host float); zeros when empty.
+inline ValueRef sequenceMean(BatchGraph &graph, const std::vector<ValueRef> &xs,
+                             const Kernel &add, const Kernel &zeros, const Kernel &scale) {
+  ValueRef sum = sequenceSum(graph, xs, add, zeros);
+  if (xs.empty())
+    return sum;
+  return {graph.add(scale, {sum}, {}, {float(xs.size())}), 0};
+}
+
+/// `softmax(xs)` across a sequence of scalars: exp of each, divided by their
+/// pairwise sum. (No max is subtracted: scores are expected in a moderate
+/// range, e.g. after tanh, as in attention.)
+inline std::vector<ValueRef> sequenceSoftmax(BatchGraph &graph, const std::vector<ValueRef> &xs,
+                                             const Kernel &exp, const Kernel &add,
+                                             const Kernel &zeros, const Kernel &divide) {
+  std::vector<ValueRef> e;
+  for (const ValueRef &x : xs)
+    e.push_back({graph.add(exp, {x}), 0});
+  ValueRef total = sequenceSum(graph, e, add, zeros);
+  std::vector<ValueRef> out;
+  for (const ValueRef &x : e)
+    out.push_back({graph.add(divide, {x, total}), 0});
   return out;
 }
 

@@ -25,8 +25,9 @@ config.substitutions.append(("%sst", os.path.join(config.foldc_source_root, "exa
 config.environment["PATH"] = os.pathsep.join(
     [os.path.dirname(config.filecheck), os.environ.get("PATH", "")])
 # Generated model drivers (built by examples/ through foldc_add_model).
-for model in ["calculator", "sentiment"]:
-    config.substitutions.append(("%" + model + "_driver",
-                                 os.path.join(config.foldc_binary_root, "examples", model + "_driver")))
+# Named by target (the example's folder), e.g. %attention_driver.
+for target in ["attention", "calculator", "language_id", "ngrams", "sentiment", "weave"]:
+    config.substitutions.append(("%" + target + "_driver",
+                                 os.path.join(config.foldc_binary_root, "examples", target + "_driver")))
 config.substitutions.append(("%check", "python3 " + os.path.join(
     config.foldc_source_root, "test", "Execution", "Inputs", "check.py")))

@@ -184,6 +184,20 @@ TEST(Primitives, Softmax) {
   EXPECT_NEAR(y(0, 2), 5.0f / 8, 1e-6);
 }
 
+/// Every row sums to 1, at widths Eigen evaluates differently (fixed 2 and 5).
+template <int W> void expectRowsSumToOne() {
+  Mat x = Mat::Random(7, W) * 3, y(7, W);
+  Softmax<W>::forward(in<W>(x), out<W>(y));
+  for (int r = 0; r < 7; ++r)
+    EXPECT_NEAR(y.row(r).sum(), 1.0f, 1e-6) << "W = " << W << ", row " << r;
+}
+
+TEST(Primitives, SoftmaxRowsSumToOne) {
+  expectRowsSumToOne<2>();
+  expectRowsSumToOne<5>();
+  expectRowsSumToOne<64>();
+}
+
 TEST(Primitives, ArgmaxTakesTheFirstMaximum) {
   Mat x(2, 3), y(2, 1);
   x << 1, 5, 5, -1, -3, -2;
