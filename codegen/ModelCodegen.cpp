@@ -184,6 +184,7 @@ private:
   void defineOutputJson() {
     auto f = s_.scope("nlohmann::json Model::outputJson(const foldc::rt::Executor &executor, "
                       "const Output &output) const {");
+    s_.line("(void)executor; // host outputs are not read from it");
     s_.line("return " + jsonOf(outputType_, "output") + ";");
   }
 
@@ -225,10 +226,12 @@ private:
       auto body = s_.scope("Model::Output Model::unfold(const Example &" +
                            handleCpp(fn.params[0].name) + ", foldc::rt::BatchGraph &graph) const {");
       s_.line("Output output{};");
+      s_.line("(void)graph; // a model of host values only records nothing");
       emitSteps(f.steps);
       s_.line("return output;");
     } else {
       auto body = s_.scope(signature(fn, "Model::") + " {");
+      s_.line("(void)graph;");
       emitSteps(f.steps);
     }
     s_.line();
@@ -529,10 +532,22 @@ private:
     }
     case HostExpr::Kind::Binary:
       return "(" + hostCpp(e->operands[0]) + " " + e->text + " " + hostCpp(e->operands[1]) + ")";
+    case HostExpr::Kind::Call: return hostCall(*e);
     case HostExpr::Kind::Unsupported:
       break;
     }
     throw CodegenError("the host expression `" + e->text + "` is not generated yet");
+  }
+
+  std::string hostCall(const HostExpr &e) const {
+    std::vector<std::string> args;
+    for (const HostExprRef &x : e.operands)
+      args.push_back(hostCpp(x));
+    if (e.text == "length")
+      return "int64_t((" + args[0] + ").size())";
+    if (e.text == "nth" || e.text == "zip")
+      return "foldc::rt::" + e.text + "(" + args[0] + ", " + args[1] + ")";
+    return "foldc::rt::ngrams<" + args[0] + ">(" + args[1] + ")";
   }
 
   /// `base.field`; a field every variant of a union has is read through

@@ -42,6 +42,7 @@ struct HostExpr {
     Literal,     ///< a literal or folded const, as written
     List,        ///< a list of operands
     Binary,      ///< operands[0] `text` operands[1] (host arithmetic, comparisons)
+    Call,        ///< builtin `text` (length, nth, zip, ngrams) of operands
     Unsupported, ///< not generated yet: `text` is the source
   };
   Kind kind = Kind::Unsupported;

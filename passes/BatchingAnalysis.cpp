@@ -934,9 +934,20 @@ private:
   AVal combinator(const std::string &name, std::vector<AVal> args, const TypeRef &type,
                   const Expr &site, Context &ctx) {
     int stage = maxStage(args);
-    if (name == "length" || name == "nth" || name == "zip" || name == "ngrams")
-      return type->isHost() ? AVal::unsupported(name + "(...)", type)
-                            : structural(ctx, structuralStep(name, args, ctx), type, stage);
+    if (name == "length" || name == "nth" || name == "zip" || name == "ngrams") {
+      if (!type->isHost())
+        return structural(ctx, structuralStep(name, args, ctx), type, stage);
+      // Computed at unfold time; a list of handles is a host vector there too.
+      std::vector<HostExprRef> operands;
+      std::string shown;
+      for (const AVal &a : args) {
+        operands.push_back(a.kind == AVal::Kind::Host ? a.expr
+                                                      : hostExpr(HostExpr::Kind::Name, a.text, a.type));
+        shown += (shown.empty() ? "" : ", ") + a.text;
+      }
+      return AVal::host(name + "(" + shown + ")", type,
+                        hostExpr(HostExpr::Kind::Call, name, type, operands));
+    }
     std::string id = "%" + std::to_string(handles_++);
     auto elementOf = [](const AVal &list) {
       return list.type && list.type->kind == TypeKind::List ? list.type->element0()

@@ -9,7 +9,7 @@ rm -rf "$work"
 cmake --install "$build_dir" --prefix "$work/prefix" >/dev/null
 test -x "$work/prefix/bin/foldc"
 test -f "$work/prefix/lib/cmake/Foldc/FoldcConfig.cmake"
-programs=$(ls "$source_dir"/examples/*/*.fold | tr '\n' ';')
+programs=$(ls "$source_dir"/examples/*/*.fold | paste -sd ';')
 cmake -S "$source_dir/test/Install" -B "$work/build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
   -DCMAKE_PREFIX_PATH="$work/prefix" -DFOLD_FILES="$programs" >/dev/null
 cmake --build "$work/build"
