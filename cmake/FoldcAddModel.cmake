@@ -16,6 +16,7 @@ function(foldc_add_model)
     message(FATAL_ERROR "foldc_add_model: unknown arguments: ${ARG_UNPARSED_ARGUMENTS}")
   endif()
   get_filename_component(source "${ARG_SOURCE}" ABSOLUTE)
+  get_filename_component(source_dir "${source}" DIRECTORY)
   set(dir "${CMAKE_CURRENT_BINARY_DIR}/${ARG_TARGET}.foldc")
   set(outputs "${dir}/${ARG_TARGET}.h" "${dir}/${ARG_TARGET}.cpp")
   set(args "${source}" -o "${dir}" --output-name "${ARG_TARGET}"
@@ -43,7 +44,9 @@ function(foldc_add_model)
     VERBATIM)
 
   add_library(${ARG_TARGET} STATIC "${dir}/${ARG_TARGET}.cpp" "${dir}/${ARG_TARGET}.h")
-  target_include_directories(${ARG_TARGET} PUBLIC "${dir}" ${import_dirs})
+  # Generated code includes imported headers, found where foldc found them:
+  # beside the .fold file, then in IMPORT_DIRS.
+  target_include_directories(${ARG_TARGET} PUBLIC "${dir}" "${source_dir}" ${import_dirs})
   target_link_libraries(${ARG_TARGET} PUBLIC Foldc::runtime)
   target_compile_features(${ARG_TARGET} PUBLIC cxx_std_20)
 

@@ -226,7 +226,7 @@ private:
       auto body = s_.scope("Model::Output Model::unfold(const Example &" +
                            handleCpp(fn.params[0].name) + ", foldc::rt::BatchGraph &graph) const {");
       s_.line("Output output{};");
-      s_.line("(void)graph; // a model of host values only records nothing");
+      s_.line("(void)graph; // unused when the model computes on host values only");
       emitSteps(f.steps);
       s_.line("return output;");
     } else {
@@ -533,6 +533,15 @@ private:
     case HostExpr::Kind::Binary:
       return "(" + hostCpp(e->operands[0]) + " " + e->text + " " + hostCpp(e->operands[1]) + ")";
     case HostExpr::Kind::Call: return hostCall(*e);
+    case HostExpr::Kind::HostCall: {
+      // Lists convert to whatever vector the C++ function takes.
+      std::string args;
+      for (const HostExprRef &x : e->operands)
+        args += (args.empty() ? "" : ", ") +
+                (x->type->kind == TypeKind::List ? "foldc::rt::hostList(" + hostCpp(x) + ")"
+                                                 : hostCpp(x));
+      return e->text + "(" + args + ")";
+    }
     case HostExpr::Kind::Unsupported:
       break;
     }

@@ -43,6 +43,7 @@ struct HostExpr {
     List,        ///< a list of operands
     Binary,      ///< operands[0] `text` operands[1] (host arithmetic, comparisons)
     Call,        ///< builtin `text` (length, nth, zip, ngrams) of operands
+    HostCall,    ///< the imported C++ function `text` (qualified name) of operands
     Unsupported, ///< not generated yet: `text` is the source
   };
   Kind kind = Kind::Unsupported;

@@ -751,8 +751,12 @@ private:
       AVal middle = apply(block->first, std::move(args), types::errorType(), site, ctx);
       return apply(block->second, {middle}, type, site, ctx);
     }
-    case BlockValue::Kind::Host: // runs at unfold time on host values
-      return AVal::unsupported(toSource(site), type);
+    case BlockValue::Kind::Host: { // an imported C++ function, run at unfold time
+      const HostFunction &f = program_.hostFunctions[size_t(block->hostFunction)];
+      args = adapt(std::move(args), f.params.size());
+      return AVal::host(toSource(site), type,
+                        hostExpr(HostExpr::Kind::HostCall, f.qualifiedName, type, hostOperands(args)));
+    }
     case BlockValue::Kind::Typed:
       return structural(ctx, structuralStep("call", args, ctx, "call block " + toSource(*block->source)),
                         type, maxStage(args));
@@ -931,22 +935,27 @@ private:
     return emit(ctx, name, operands, type, double(width(type)) * 2, site.range());
   }
 
+  /// Arguments of a call computed at unfold time; a list of handles is a
+  /// host vector there too.
+  static std::vector<HostExprRef> hostOperands(const std::vector<AVal> &args) {
+    std::vector<HostExprRef> operands;
+    for (const AVal &a : args)
+      operands.push_back(a.kind == AVal::Kind::Host ? a.expr
+                                                    : hostExpr(HostExpr::Kind::Name, a.text, a.type));
+    return operands;
+  }
+
   AVal combinator(const std::string &name, std::vector<AVal> args, const TypeRef &type,
                   const Expr &site, Context &ctx) {
     int stage = maxStage(args);
     if (name == "length" || name == "nth" || name == "zip" || name == "ngrams") {
       if (!type->isHost())
         return structural(ctx, structuralStep(name, args, ctx), type, stage);
-      // Computed at unfold time; a list of handles is a host vector there too.
-      std::vector<HostExprRef> operands;
       std::string shown;
-      for (const AVal &a : args) {
-        operands.push_back(a.kind == AVal::Kind::Host ? a.expr
-                                                      : hostExpr(HostExpr::Kind::Name, a.text, a.type));
+      for (const AVal &a : args)
         shown += (shown.empty() ? "" : ", ") + a.text;
-      }
       return AVal::host(name + "(" + shown + ")", type,
-                        hostExpr(HostExpr::Kind::Call, name, type, operands));
+                        hostExpr(HostExpr::Kind::Call, name, type, hostOperands(args)));
     }
     std::string id = "%" + std::to_string(handles_++);
     auto elementOf = [](const AVal &list) {

@@ -28,6 +28,16 @@ template <class List> void appendVector(std::vector<float> &floats, const List &
     floats.push_back(float(x));
 }
 
+/// A host list passed to an imported C++ function: converts to the vector
+/// type it takes (`std::vector<int>` from a list of int64_t, say).
+template <class T> struct HostList {
+  const std::vector<T> &values;
+  template <class U> operator std::vector<U>() const {
+    return std::vector<U>(values.begin(), values.end());
+  }
+};
+template <class T> HostList<T> hostList(const std::vector<T> &values) { return {values}; }
+
 /// `reduce(f, xs)` of an empty list without a default.
 template <class T> T emptyReduce() {
   throw UnfoldError("reduce over an empty list without a default value");

@@ -10,6 +10,7 @@
                                 of predicting TRAIN's mean FIELD on DEV
   check.py falls LOG            the train loss of LOG's last epoch is below its first's
   check.py best LOG EVAL        EVAL's loss equals the lowest dev loss in LOG
+  check.py scaled OUT I J F     line I of OUT is F times line J (element-wise)
 Prints what it compared; exits 1 when the check fails.
 """
 import json
@@ -69,9 +70,17 @@ def best(log, evaluation):
     print(f"best: saved parameters give the lowest dev loss {lowest:.6f}")
 
 
+def scaled(out, i, j, factor):
+    xs = lines(out)
+    a, b = xs[int(i) - 1], xs[int(j) - 1]
+    close(a, [float(factor) * y for y in b], 1e-4)
+    print(f"scaled: line {i} = {factor} x line {j}")
+
+
 if __name__ == "__main__":
     try:
-        {"same": same, "learned": learned, "falls": falls, "best": best}[sys.argv[1]](*sys.argv[2:])
+        {"same": same, "learned": learned, "falls": falls, "best": best,
+         "scaled": scaled}[sys.argv[1]](*sys.argv[2:])
     except AssertionError as e:
         print(f"check.py {sys.argv[1]}: {e}", file=sys.stderr)
         sys.exit(1)
