@@ -340,6 +340,8 @@ private:
     declareResult(s);
     const StepValue &scrutinee = s.values[0];
     TypeRef type = scrutinee.type;
+    if (type->kind == TypeKind::Optional)
+      return matchOptional(s);
     if (type->kind != TypeKind::Data || type->data->isRecord)
       throw CodegenError("match on " + toString(type) + " is not generated yet");
     std::string subject = valueCpp(scrutinee);
@@ -364,6 +366,30 @@ private:
     if (fallback) {
       auto a = s_.scope(keyword == "if" ? "{" : "else {");
       emitSteps(fallback->children);
+    }
+  }
+
+  /// `Some x` when the optional (std::optional, or a pointer for data) holds
+  /// a value, `None` (or `_`) otherwise.
+  void matchOptional(const UnfoldStep &s) {
+    std::string subject = valueCpp(s.values[0]);
+    const UnfoldStep *some = nullptr, *none = nullptr, *fallback = nullptr;
+    for (const UnfoldStep &arm : s.children)
+      (arm.name == "Some" ? some : arm.name == "None" ? none : fallback) = &arm;
+    if (!some)
+      some = fallback;
+    if (!none)
+      none = fallback;
+    {
+      auto present = s_.scope("if (" + subject + ") {");
+      if (some && some->name == "Some" && !some->binder.empty())
+        s_.line("const auto &" + handleCpp(some->binder) + " = *" + subject + ";");
+      if (some)
+        emitSteps(some->children);
+    }
+    if (none) {
+      auto absent = s_.scope("else {");
+      emitSteps(none->children);
     }
   }
 
