@@ -511,14 +511,10 @@ private:
       for (const std::string &a : args)
         elements += (elements.empty() ? "" : ", ") + a;
       value = valueType(s.type) + "{" + elements + "}";
-    } else if (s.name == "zip") {
-      value = "foldc::rt::zip(" + args[0] + ", " + args[1] + ")";
-    } else if (s.name == "ngrams") {
-      value = "foldc::rt::ngrams<" + args[0] + ">(" + args[1] + ")";
-    } else if (s.name == "nth") {
-      value = "foldc::rt::nth(" + args[0] + ", " + args[1] + ")";
-    } else {
+    } else if (s.name == "call") {
       throw CodegenError("`" + s.text + "` is not generated yet");
+    } else {
+      value = listBuiltin(s.name, args);
     }
     s_.line("const " + valueType(s.type) + " " + id + " = " + value + ";");
   }
@@ -578,10 +574,20 @@ private:
     std::vector<std::string> args;
     for (const HostExprRef &x : e.operands)
       args.push_back(hostCpp(x));
-    if (e.text == "length")
+    return listBuiltin(e.text, args);
+  }
+
+  /// The list builtins, on host lists and on lists of handles alike.
+  static std::string listBuiltin(const std::string &name, const std::vector<std::string> &args) {
+    if (name == "length")
       return "int64_t((" + args[0] + ").size())";
-    if (e.text == "nth" || e.text == "zip")
-      return "foldc::rt::" + e.text + "(" + args[0] + ", " + args[1] + ")";
+    if (name == "nth" || name == "zip")
+      return "foldc::rt::" + name + "(" + args[0] + ", " + args[1] + ")";
+    if (name == "index") // xs[i]
+      return "foldc::rt::nth(" + args[1] + ", " + args[0] + ")";
+    if (name == "slice") // xs[lo:hi], xs[lo:]
+      return "foldc::rt::sliceList(" + args[0] + ", " + args[1] +
+             (args.size() > 2 ? ", " + args[2] : std::string()) + ")";
     return "foldc::rt::ngrams<" + args[0] + ">(" + args[1] + ")";
   }
 

@@ -605,9 +605,22 @@ private:
     const Expr &base = isa<IndexExpr>(&e) ? *static_cast<const IndexExpr &>(e).base
                                           : *static_cast<const SliceExpr &>(e).base;
     AVal b = eval(base, ctx);
-    if (!b.isTensorLike())
-      return type->isHost() ? AVal::unsupported(toSource(e), type)
-                            : structural(ctx, structuralStep(isa<IndexExpr>(&e) ? "index" : "slice", {b}, ctx, toSource(e)), type, 0);
+    if (b.type->kind == TypeKind::List) { // of a list: unfolding picks the elements
+      std::string name = isa<IndexExpr>(&e) ? "index" : "slice";
+      std::vector<AVal> parts = {b};
+      if (auto *index = dyn_cast<IndexExpr>(&e)) {
+        parts.push_back(eval(*index->index, ctx));
+      } else {
+        auto &slice = static_cast<const SliceExpr &>(e);
+        parts.push_back(slice.lo ? eval(*slice.lo, ctx) : AVal::constantValue("0", types::intType()));
+        if (slice.hi)
+          parts.push_back(eval(*slice.hi, ctx));
+      }
+      if (type->isHost())
+        return AVal::host(toSource(e), type,
+                          hostExpr(HostExpr::Kind::Call, name, type, hostOperands(parts)));
+      return structural(ctx, structuralStep(name, parts, ctx, toSource(e)), type, 0);
+    }
     return emit(ctx, isa<IndexExpr>(&e) ? "index" : "slice", {b}, type, 0, e.range(),
                 boundsOf(e, b.type));
   }

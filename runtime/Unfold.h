@@ -3,6 +3,7 @@
 
 #include "runtime/BatchGraph.h"
 
+#include <algorithm>
 #include <cstddef>
 #include <stdexcept>
 #include <string>
@@ -49,6 +50,19 @@ template <class List> const typename List::value_type &nth(long long i, const Li
     throw UnfoldError("nth(" + std::to_string(i) + ", xs): xs has " + std::to_string(xs.size()) +
                       " elements");
   return xs[size_t(i)];
+}
+
+/// `xs[lo:hi]` (`xs[lo:]` without hi), bounds clamped to the list as in
+/// Fold's Slice; negative bounds count from the end.
+template <class List> List sliceList(const List &xs, long long lo, long long hi) {
+  long long n = (long long)xs.size();
+  auto clamp = [n](long long i) { return i < 0 ? std::max(0LL, n + i) : std::min(n, i); };
+  lo = clamp(lo);
+  hi = clamp(hi);
+  return lo < hi ? List(xs.begin() + lo, xs.begin() + hi) : List();
+}
+template <class List> List sliceList(const List &xs, long long lo) {
+  return sliceList(xs, lo, (long long)xs.size());
 }
 
 /// `zip(xs, ys)`: pairs up to the shorter length.
