@@ -69,7 +69,7 @@ private:
   static bool supported(const std::string &name) {
     static const std::set<std::string> ops = {
         "gather", "linear", "bias_add", "tanh", "sigmoid", "relu", "elu", "softplus", "exp",
-        "log", "abs", "sqrt", "square", "neg", "add", "sub", "mul", "div", "eq", "ne", "lt",
+        "log", "abs", "sqrt", "square", "neg", "add", "sub", "mul", "div", "maximum", "minimum", "eq", "ne", "lt",
         "le", "gt", "ge", "slice", "index", "concat", "dot", "sum", "mean", "max", "min",
         "softmax", "argmax", "xent", "mse", "sigmoid_xent", "dropout", "zeros", "ones",
         "vector", "tensor"};
@@ -182,8 +182,13 @@ private:
     return view("Out", "v.v" + str(int64_t(i)) + ".data()", widthOf(k_.ops[size_t(i)].type));
   }
 
+  static bool isBinary(const std::string &n) {
+    return n == "add" || n == "sub" || n == "mul" || n == "div" || n == "maximum" ||
+           n == "minimum";
+  }
   static std::string binaryKind(const std::string &n) {
-    return n == "add" ? "Add" : n == "sub" ? "Sub" : n == "mul" ? "Mul" : "Div";
+    return n == "add" ? "Add" : n == "sub" ? "Sub" : n == "mul" ? "Mul" : n == "div" ? "Div"
+           : n == "maximum" ? "Maximum" : "Minimum";
   }
   static std::string compareKind(const std::string &n) {
     return n == "eq" ? "Eq" : n == "ne" ? "Ne" : n == "lt" ? "Lt" : n == "le" ? "Le" : n == "gt" ? "Gt" : "Ge";
@@ -237,7 +242,7 @@ private:
     else if (!unaryKind(n).empty())
       s_.line("Unary<UnaryKind::" + unaryKind(n) + ", " + W + ">::forward(" + in(o[0]) + ", " +
               out + ");");
-    else if (n == "add" || n == "sub" || n == "mul" || n == "div")
+    else if (isBinary(n))
       s_.line("Binary<BinaryKind::" + binaryKind(n) + ", " + w(0) + ", " + w(1) + ">::forward(" +
               in(o[0]) + ", " + in(o[1]) + ", " + out + ");");
     else if (n == "eq" || n == "ne" || n == "lt" || n == "le" || n == "gt" || n == "ge")
@@ -319,7 +324,7 @@ private:
     else if (!unaryKind(n).empty())
       s_.line("Unary<UnaryKind::" + unaryKind(n) + ", " + W + ">::backward(" + in(o[0]) + ", " +
               y + ", " + dy + ", " + gradOf(o[0]) + ");");
-    else if (n == "add" || n == "sub" || n == "mul" || n == "div")
+    else if (isBinary(n))
       s_.line("Binary<BinaryKind::" + binaryKind(n) + ", " + w(0) + ", " + w(1) + ">::backward(" +
               in(o[0]) + ", " + in(o[1]) + ", " + dy + ", " + gradOf(o[0]) + ", " + gradOf(o[1]) +
               ");");

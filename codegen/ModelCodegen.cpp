@@ -482,12 +482,13 @@ private:
             "_level[0];");
   }
 
-  /// sum, mean or softmax across a sequence, by the runtime's pairwise loops
-  /// over the step's helper kernels.
+  /// sum, max, min, mean or softmax across a sequence, by the runtime's
+  /// pairwise loops over the step's helper kernels.
   void sequence(const UnfoldStep &s) {
-    std::string call = s.name == "sum" ? "sequenceSum" : s.name == "mean" ? "sequenceMean"
-                       : s.name == "softmax" ? "sequenceSoftmax" : "";
-    if (call.empty() || s.helpers.empty())
+    std::string call = s.name == "mean"      ? "sequenceMean"
+                       : s.name == "softmax" ? "sequenceSoftmax"
+                                             : "sequencePairwise";
+    if (s.helpers.empty())
       throw CodegenError("`" + s.name + "` across a sequence is not generated yet");
     std::string args = "graph, " + valueCpp(s.values[0]);
     for (int helper : s.helpers) {

@@ -120,8 +120,9 @@ struct UnfoldStep {
   std::string binder; ///< Arm
   TypeRef type;       ///< of target
   int kernel = -1;    ///< Instance
-  /// Sequence: the kernels its loops instantiate: sum [add, zeros]; mean
-  /// [add, zeros, divide by n]; softmax [exp, add, zeros, divide].
+  /// Sequence: the kernels its loops instantiate: sum [add, zeros]; max, min
+  /// [maximum or minimum, zeros]; mean [add, zeros, divide by n]; softmax
+  /// [exp, add, zeros, divide].
   std::vector<int> helpers;
   std::vector<StepValue> values;
   std::vector<UnfoldStep> children;

@@ -905,6 +905,7 @@ private:
   }
 
   /// The kernels of `name` across a sequence of `element`s (see UnfoldStep::helpers).
+  /// sum, max, min: [combine neighbours, zeros for an empty sequence].
   std::vector<int> sequenceKernels(const std::string &name, const TypeRef &element,
                                    const std::string &context, SourceRange at) {
     std::string prefix = context + ".seq_" + name + ".";
@@ -919,7 +920,10 @@ private:
     if (name == "softmax")
       return {helperKernel(prefix + "exp", at, "exp", {element}, element), add(), zeros(),
               helperKernel(prefix + "divide", at, "div", {element, element}, element)};
-    return {}; // max, min: not generated yet (code generation says so)
+    // max, min: element-wise maximum/minimum of neighbours.
+    return {helperKernel(prefix + (name == "max" ? "maximum" : "minimum"), at,
+                         name == "max" ? "maximum" : "minimum", {element, element}, element),
+            zeros()};
   }
 
   AVal builtin(const std::string &name, std::vector<AVal> args, const TypeRef &type,

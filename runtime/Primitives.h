@@ -40,7 +40,9 @@ template <int W> struct BiasAdd {
   }
 };
 
-enum class BinaryKind { Add, Sub, Mul, Div };
+/// Maximum/Minimum are element-wise (the pairwise step of max/min across a
+/// sequence); their gradient goes to the operand chosen (the first on ties).
+enum class BinaryKind { Add, Sub, Mul, Div, Maximum, Minimum };
 
 /// Element-wise a (op) b where A and B are W or 1 (a scalar broadcast).
 template <BinaryKind K, int A, int B> struct Binary {
@@ -57,6 +59,8 @@ template <BinaryKind K, int A, int B> struct Binary {
     if constexpr (K == BinaryKind::Sub) y = (x - z).matrix();
     if constexpr (K == BinaryKind::Mul) y = (x * z).matrix();
     if constexpr (K == BinaryKind::Div) y = (x / z).matrix();
+    if constexpr (K == BinaryKind::Maximum) y = x.max(z).matrix();
+    if constexpr (K == BinaryKind::Minimum) y = x.min(z).matrix();
   }
   /// Sums a full-width gradient back to the operand's width.
   template <int To> static void accumulate(const RowsMatrix<W> &g, Out<To> d) {
@@ -74,6 +78,11 @@ template <BinaryKind K, int A, int B> struct Binary {
     if constexpr (K == BinaryKind::Div) {
       ga = (dy.array() / z).matrix();
       gb = (-dy.array() * x / z.square()).matrix();
+    }
+    if constexpr (K == BinaryKind::Maximum || K == BinaryKind::Minimum) {
+      auto first = K == BinaryKind::Maximum ? (x >= z) : (x <= z);
+      ga = first.select(dy.array(), 0.0f).matrix();
+      gb = first.select(0.0f, dy.array()).matrix();
     }
     accumulate<A>(ga, da);
     accumulate<B>(gb, db);

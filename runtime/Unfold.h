@@ -91,16 +91,17 @@ template <size_t N, class List> auto ngrams(const List &xs) {
   return out;
 }
 
-/// `sum(xs)` of a sequence of tensors: neighbours added pairwise level by
-/// level (depth ceil(log2 n)) with `add`; an empty sequence gives `zeros`.
-inline ValueRef sequenceSum(BatchGraph &graph, std::vector<ValueRef> level, const Kernel &add,
-                            const Kernel &zeros) {
+/// `sum`, `max` or `min` across a sequence of tensors: neighbours combined
+/// pairwise level by level (depth ceil(log2 n)) by `combine` (add, maximum,
+/// minimum); an empty sequence gives `zeros`.
+inline ValueRef sequencePairwise(BatchGraph &graph, std::vector<ValueRef> level,
+                                 const Kernel &combine, const Kernel &zeros) {
   if (level.empty())
     return {graph.add(zeros, {}), 0};
   while (level.size() > 1) {
     std::vector<ValueRef> next;
     for (size_t i = 0; i + 1 < level.size(); i += 2)
-      next.push_back({graph.add(add, {level[i], level[i + 1]}), 0});
+      next.push_back({graph.add(combine, {level[i], level[i + 1]}), 0});
     if (level.size() % 2 == 1)
       next.push_back(level.back());
     level = std::move(next);
@@ -111,7 +112,7 @@ inline ValueRef sequenceSum(BatchGraph &graph, std::vector<ValueRef> level, cons
 /// `mean(xs)`: the sum divided by n by `scale` (n is its host float); zeros when empty.
 inline ValueRef sequenceMean(BatchGraph &graph, const std::vector<ValueRef> &xs,
                              const Kernel &add, const Kernel &zeros, const Kernel &scale) {
-  ValueRef sum = sequenceSum(graph, xs, add, zeros);
+  ValueRef sum = sequencePairwise(graph, xs, add, zeros);
   if (xs.empty())
     return sum;
   return {graph.add(scale, {sum}, {}, {float(xs.size())}), 0};
@@ -126,7 +127,7 @@ inline std::vector<ValueRef> sequenceSoftmax(BatchGraph &graph, const std::vecto
   std::vector<ValueRef> e;
   for (const ValueRef &x : xs)
     e.push_back({graph.add(exp, {x}), 0});
-  ValueRef total = sequenceSum(graph, e, add, zeros);
+  ValueRef total = sequencePairwise(graph, e, add, zeros);
   std::vector<ValueRef> out;
   for (const ValueRef &x : e)
     out.push_back({graph.add(divide, {x, total}), 0});

@@ -114,6 +114,20 @@ TEST(Primitives, BinaryWithBroadcasting) {
   checkOp(binaryCase<BinaryKind::Mul, 3, 3>());
   checkOp(binaryCase<BinaryKind::Div, 3, 3>());
   checkOp(binaryCase<BinaryKind::Div, 1, 3>());
+  checkOp(binaryCase<BinaryKind::Maximum, 3, 3>());
+  checkOp(binaryCase<BinaryKind::Minimum, 3, 3>());
+}
+
+TEST(Primitives, MaximumRoutesTheGradientToTheChosenOperandFirstOnTies) {
+  Mat a(1, 3), b(1, 3), y(1, 3), dy(1, 3), da = Mat::Zero(1, 3), db = Mat::Zero(1, 3);
+  a << 1, 5, 2;
+  b << 3, 4, 2;
+  dy << 10, 20, 30;
+  Binary<BinaryKind::Maximum, 3, 3>::forward(in<3>(a), in<3>(b), out<3>(y));
+  EXPECT_EQ(y, (Mat(1, 3) << 3, 5, 2).finished());
+  Binary<BinaryKind::Maximum, 3, 3>::backward(in<3>(a), in<3>(b), in<3>(dy), out<3>(da), out<3>(db));
+  EXPECT_EQ(da, (Mat(1, 3) << 0, 20, 30).finished());
+  EXPECT_EQ(db, (Mat(1, 3) << 10, 0, 0).finished());
 }
 
 template <UnaryKind K> void checkUnary(float lo = -1.0f, float hi = 1.0f) {
