@@ -15,7 +15,7 @@ for program in examples/*/*.fold; do
 done
 build/examples/sentiment/sst_to_jsonl examples/sentiment/data/sst/{train,dev,test}.txt -o build/sst
 
-EPOCHS=${EPOCHS:-3}
+EPOCHS=${EPOCHS:-4}
 echo "== training examples/sentiment on SST: $EPOCHS epochs (one JSON line per epoch)" >&2
 build/examples/sentiment_driver train --data build/sst/train.jsonl --dev build/sst/dev.jsonl \
   --epochs "$EPOCHS" --optimizer adagrad --lr 0.05 --batch-size 25 \
