@@ -513,7 +513,8 @@ private:
         elements += (elements.empty() ? "" : ", ") + a;
       value = valueType(s.type) + "{" + elements + "}";
     } else if (s.name == "call") {
-      throw CodegenError("`" + s.text + "` is not generated yet");
+      throw CodegenError("`" + s.text + "`: calling a block parameter is generated only in defs "
+                         "that are inlined (no match, if, loops or recursion) yet");
     } else {
       value = listBuiltin(s.name, args);
     }

@@ -138,8 +138,8 @@ private:
             if (sym->second.kind == Symbol::Kind::Def &&
                 !inlinable(*static_cast<const FunctionDecl *>(sym->second.decl)))
               ok = false;
-            if (sym->second.kind == Symbol::Kind::Local)
-              ok = false;
+            if (sym->second.kind == Symbol::Kind::Local && !isBlockParam(fn, sym->second.binding))
+              ok = false; // a block held in a local: only known where the def is applied
           }
         } else {
           ok = false;
@@ -164,6 +164,14 @@ private:
     }
     inlinable_[&fn] = ok;
     return ok;
+  }
+
+  /// A parameter of `fn` that takes a block: inlining substitutes the block given.
+  bool isBlockParam(const FunctionDecl &fn, const void *binding) const {
+    for (const Parameter &p : fn.params)
+      if (&p == binding && program_.bindingTypes.at(&p)->kind == TypeKind::Block)
+        return true;
+    return false;
   }
 
   static void forEachChild(const Expr &e, const std::function<void(const Expr &)> &f) {
@@ -472,8 +480,10 @@ private:
     }
     case ExprKind::Neg: {
       AVal x = eval(*static_cast<const NegExpr &>(e).operand, ctx);
-      if (x.kind == AVal::Kind::Host)
-        return AVal::unsupported(toSource(e), type);
+      if (x.kind == AVal::Kind::Host) // -x on the host is 0 - x
+        return AVal::host(toSource(e), type,
+                          hostExpr(HostExpr::Kind::Binary, "-", type,
+                                   {hostExpr(HostExpr::Kind::Literal, "0", type), x.expr}));
       return emit(ctx, "neg", {x}, type, double(width(type)), e.range());
     }
     case ExprKind::Binary: return evalBinary(static_cast<const BinaryExpr &>(e), type, ctx);
@@ -679,6 +689,10 @@ private:
       const Symbol &sym = program_.names->names.at(name);
       if (sym.kind == Symbol::Kind::Builtin)
         return builtin(name->name, args, type, call, ctx);
+      // A block parameter of an inlined def: apply the block it was given.
+      if (auto bound = env_.find(sym.binding);
+          sym.kind == Symbol::Kind::Local && bound != env_.end() && bound->second.block)
+        return apply(bound->second.block, args, type, call, ctx);
     }
     TypeRef callee = program_.typeOf(*call.callee);
     return apply(callee->block, args, type, call, ctx);

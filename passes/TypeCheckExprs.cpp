@@ -342,13 +342,32 @@ TypeRef TypeChecker::applySignature(const TypeRef &signature, std::vector<Arg> a
     Arg arg = (*adapted)[i];
     if (!arg.expr)
       arg.range = range;
-    if (!expectType(signature->params[i], arg, "argument " + std::to_string(i + 1) + " of " + what)) {
+    if (!expectType(signature->params[i], arg, "argument " + std::to_string(i + 1) + " of " + what) ||
+        !checkBlockArgument(signature->params[i], arg, "argument " + std::to_string(i + 1) + " of " + what)) {
       ok = false;
       if (noteParameter)
         noteParameter(i);
     }
   }
   return ok ? signature->result : types::errorType();
+}
+
+bool TypeChecker::checkBlockArgument(const TypeRef &expected, const Arg &actual,
+                                     const std::string &context) {
+  if (expected->kind != TypeKind::Block || !expected->hasSignature || !actual.type->block ||
+      actual.type->hasSignature)
+    return true;
+  // A lambda (or partial combinator) is typed where applied: here, at the
+  // parameter types the def declares, and its result must be what it declares.
+  std::vector<Arg> params;
+  for (const TypeRef &p : expected->params)
+    params.push_back(Arg{p, nullptr, actual.range});
+  TypeRef result = applyValue(*actual.type->block, std::move(params), actual.range);
+  if (result->isError() || accepts(expected->result, result))
+    return !result->isError();
+  diag_.error(actual.range) << context << ": the block gives " << toString(result) << ", expected "
+                            << toString(expected->result);
+  return false;
 }
 
 TypeRef TypeChecker::applyValue(const BlockValue &value, std::vector<Arg> args,

@@ -79,6 +79,9 @@ public:
                                              SourceRange range, const std::string &what);
   /// True when `actual` can be passed where `expected` is wanted (equal, or a
   /// host number lifted to a scalar tensor). Reports otherwise.
+  /// A block without a signature (a lambda) passed for a block parameter:
+  /// its body checked at the parameter's types; false (reported) on a mismatch.
+  bool checkBlockArgument(const TypeRef &expected, const Arg &actual, const std::string &context);
   bool expectType(const TypeRef &expected, const Arg &actual, const std::string &context = "");
   bool accepts(const TypeRef &expected, const TypeRef &actual) const;
   void structuralError(SourceRange range, const std::string &what, const TypeRef &found);
