@@ -275,8 +275,8 @@ private:
       s_.line(std::string(n == "mse" ? "Mse" : "SigmoidXent") + "<" + w(0) + ">::forward(" +
               in(o[0]) + ", " + in(o[1]) + ", " + out + ");");
     else if (n == "dropout")
-      s_.line("Dropout<" + W + ">::forward(" + in(o[0]) + ", float(" + o[1].constant +
-              "), c.instanceKeys, *c.ctx, " + out + ");");
+      s_.line("Dropout<" + W + ">::forward(" + in(o[0]) + ", float(" + o[1].constant + "), " +
+              str(i) + ", c.instanceKeys, *c.ctx, " + out + ");");
     else if (n == "zeros" || n == "ones")
       s_.line("v.v" + str(i) + ".setConstant(" + (n == "ones" ? "1.0f" : "0.0f") + ");");
     else if (n == "vector" || n == "tensor")
@@ -356,8 +356,8 @@ private:
               in(o[0]) + ", " + in(o[1]) + ", " + dy + ", " + gradOf(o[0]) + ", " + gradOf(o[1]) +
               ");");
     else if (n == "dropout")
-      s_.line("Dropout<" + W + ">::backward(float(" + o[1].constant + "), c.instanceKeys, *c.ctx, " +
-              dy + ", " + gradOf(o[0]) + ");");
+      s_.line("Dropout<" + W + ">::backward(float(" + o[1].constant + "), " + str(i) +
+              ", c.instanceKeys, *c.ctx, " + dy + ", " + gradOf(o[0]) + ");");
     // argmax, comparisons, zeros, ones, vector, tensor: no gradient flows.
   }
 

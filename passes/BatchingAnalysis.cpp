@@ -438,14 +438,39 @@ private:
     for (const AVal &o : operands)
       if (o.isTensorLike() || o.kind == AVal::Kind::Host)
         op.operands.push_back(operandIn(k, o));
-    k.ops.push_back(std::move(op));
     AVal v;
     v.kind = AVal::Kind::Local;
-    v.type = k.ops.back().type;
     v.kernel = k.id;
-    v.value = int(k.ops.size() - 1);
     v.stage = stage;
+    v.value = sameOp(k, op);
+    if (v.value < 0) {
+      k.ops.push_back(std::move(op));
+      v.value = int(k.ops.size() - 1);
+    }
+    v.type = k.ops[size_t(v.value)].type;
     return v;
+  }
+
+  /// An op of `k` computing exactly what `op` does (same operation, operands
+  /// and attribute), or -1: written twice in the source, computed once.
+  /// Dropout is never shared: each use draws its own mask.
+  static int sameOp(const KernelPlan &k, const PlanOp &op) {
+    if (op.name == "dropout")
+      return -1;
+    for (size_t i = 0; i < k.ops.size(); ++i) {
+      const PlanOp &o = k.ops[i];
+      if (o.name != op.name || o.attribute != op.attribute || !sameType(o.type, op.type) ||
+          o.operands.size() != op.operands.size())
+        continue;
+      bool same = true;
+      for (size_t j = 0; j < o.operands.size(); ++j)
+        same &= o.operands[j].kind == op.operands[j].kind &&
+                o.operands[j].index == op.operands[j].index &&
+                o.operands[j].constant == op.operands[j].constant;
+      if (same)
+        return int(i);
+    }
+    return -1;
   }
 
   static int64_t width(const TypeRef &t) {

@@ -263,17 +263,21 @@ template <int W> struct SigmoidXent {
 
 /// dropout(x, rate): element k of row r is kept when counterUniform(seed,
 /// key[r], k) >= rate and scaled by 1 / (1 - rate); identity outside training.
+/// `stream` tells the dropouts of one kernel apart (the op's index), so two
+/// uses on one input draw different masks.
 template <int W> struct Dropout {
-  static void forward(In<W> x, float rate, const uint64_t *keys, const ExecContext &ctx, Out<W> y) {
-    apply(x, rate, keys, ctx, y);
+  static void forward(In<W> x, float rate, uint32_t stream, const uint64_t *keys,
+                      const ExecContext &ctx, Out<W> y) {
+    apply(x, rate, stream, keys, ctx, y);
   }
-  static void backward(float rate, const uint64_t *keys, const ExecContext &ctx, In<W> dy,
-                       Out<W> dx) {
+  static void backward(float rate, uint32_t stream, const uint64_t *keys, const ExecContext &ctx,
+                       In<W> dy, Out<W> dx) {
     RowsMatrix<W> g(dy.rows(), W);
-    apply(dy, rate, keys, ctx, Out<W>(g.data(), dy.rows(), W));
+    apply(dy, rate, stream, keys, ctx, Out<W>(g.data(), dy.rows(), W));
     dx += g;
   }
-  static void apply(In<W> x, float rate, const uint64_t *keys, const ExecContext &ctx, Out<W> y) {
+  static void apply(In<W> x, float rate, uint32_t stream, const uint64_t *keys,
+                    const ExecContext &ctx, Out<W> y) {
     if (!ctx.training || rate <= 0) {
       y = x;
       return;
@@ -281,7 +285,9 @@ template <int W> struct Dropout {
     float scale = 1.0f / (1.0f - rate);
     for (Eigen::Index r = 0; r < x.rows(); ++r)
       for (int k = 0; k < W; ++k)
-        y(r, k) = counterUniform(ctx.seed, keys[r], uint64_t(k)) >= rate ? x(r, k) * scale : 0.0f;
+        y(r, k) = counterUniform(ctx.seed, keys[r], uint64_t(stream) << 32 | uint64_t(k)) >= rate
+                      ? x(r, k) * scale
+                      : 0.0f;
   }
 };
 

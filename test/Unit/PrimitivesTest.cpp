@@ -261,13 +261,24 @@ TEST(Primitives, DropoutMasksByInstanceKey) {
   ExecContext training{nullptr, true, 9}, inference{nullptr, false, 9};
   std::vector<uint64_t> keys = {11, 12, 13};
   checkOp({{8}, 8,
-           [&](auto &x, Mat &y) { Dropout<8>::forward(in<8>(x[0]), 0.5f, keys.data(), training, out<8>(y)); },
+           [&](auto &x, Mat &y) { Dropout<8>::forward(in<8>(x[0]), 0.5f, 0, keys.data(), training, out<8>(y)); },
            [&](auto &, const Mat &, const Mat &dy, auto &dx) {
-             Dropout<8>::backward(0.5f, keys.data(), training, in<8>(dy), out<8>(dx[0]));
+             Dropout<8>::backward(0.5f, 0, keys.data(), training, in<8>(dy), out<8>(dx[0]));
            }});
   Mat x = Mat::Constant(3, 8, 1.0f), y(3, 8);
-  Dropout<8>::forward(in<8>(x), 0.5f, keys.data(), inference, out<8>(y));
+  Dropout<8>::forward(in<8>(x), 0.5f, 0, keys.data(), inference, out<8>(y));
   EXPECT_EQ(y, x) << "identity outside training";
+}
+
+TEST(Primitives, DropoutStreamsDrawDifferentMasks) {
+  ExecContext training{nullptr, true, 9};
+  std::vector<uint64_t> keys = {11, 12, 13};
+  Mat x = Mat::Constant(3, 64, 1.0f), a(3, 64), b(3, 64), again(3, 64);
+  Dropout<64>::forward(in<64>(x), 0.5f, 0, keys.data(), training, out<64>(a));
+  Dropout<64>::forward(in<64>(x), 0.5f, 1, keys.data(), training, out<64>(b));
+  Dropout<64>::forward(in<64>(x), 0.5f, 0, keys.data(), training, out<64>(again));
+  EXPECT_EQ(a, again) << "a stream's mask is reproducible";
+  EXPECT_NE(a, b) << "two streams, two masks";
 }
 
 TEST(Primitives, CompareGivesZeroOrOne) {
