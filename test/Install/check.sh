@@ -9,13 +9,28 @@ rm -rf "$work"
 cmake --install "$build_dir" --prefix "$work/prefix" >/dev/null
 test -x "$work/prefix/bin/foldc"
 test -f "$work/prefix/lib/cmake/Foldc/FoldcConfig.cmake"
-programs=$(ls "$source_dir"/examples/*/*.fold | paste -sd ';')
+# The programs are copied so that the test can edit one (below).
+mkdir -p "$work/src"
+cp "$source_dir"/examples/*/*.fold "$work/src/"
+programs=$(ls "$work"/src/*.fold | paste -sd ';')
 cmake -S "$source_dir/test/Install" -B "$work/build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
   -DCMAKE_PREFIX_PATH="$work/prefix" -DFOLD_FILES="$programs" >/dev/null
 cmake --build "$work/build"
 for program in "$source_dir"/examples/*/*.fold; do
   test -x "$work/build/$(basename "$program" .fold)_driver"
 done
+# Editing a .fold file regenerates its code; a change that leaves the
+# generated C++ as it was (a comment) recompiles nothing.
+echo "// edited" >> "$work/src/calculator.fold"
+cmake --build "$work/build" > "$work/rebuild.log"
+grep -q "foldc: compiling" "$work/rebuild.log"
+if grep -q "Building CXX" "$work/rebuild.log"; then
+  echo "install: an unchanged generated file was recompiled" >&2
+  exit 1
+fi
+sed -i 's/const H = 32;/const H = 16;/' "$work/src/calculator.fold"
+cmake --build "$work/build" > "$work/rebuild.log"
+grep -q "Building CXX object CMakeFiles/calculator.dir" "$work/rebuild.log"
 # The drivers run: the calculator trains a little, and its library is a model.
 python3 "$source_dir/examples/calculator/make_data.py" 50 1 > "$work/calc.jsonl"
 "$work/build/calculator_driver" train --data "$work/calc.jsonl" --epochs 2 --save "$work/calc.st"
