@@ -16,10 +16,8 @@ std::string cppFieldType(const TypeRef &type) {
 std::string quoted(const std::string &s) { return "\"" + s + "\""; }
 
 std::string fieldList(const VariantDecl &variant) {
-  std::string out;
-  for (const FieldDecl &f : variant.fields)
-    out += (out.empty() ? "" : ", ") + quoted(f.name);
-  return "{" + out + "}";
+  return "{" + commaSeparated(variant.fields, [](const FieldDecl &f) { return quoted(f.name); }) +
+         "}";
 }
 
 class DataEmitter {
@@ -184,12 +182,8 @@ std::string cppHostType(const TypeRef &type) {
     return type->element0()->kind == TypeKind::Data
                ? "std::unique_ptr<" + type->element0()->data->name + ">"
                : "std::optional<" + cppHostType(type->element0()) + ">";
-  case TypeKind::Tuple: {
-    std::string out;
-    for (const TypeRef &e : type->elements)
-      out += (out.empty() ? "" : ", ") + cppHostType(e);
-    return "std::tuple<" + out + ">";
-  }
+  case TypeKind::Tuple:
+    return "std::tuple<" + commaSeparated(type->elements, cppHostType) + ">";
   default:
     return "void /* not a host type: " + toString(type) + " */";
   }

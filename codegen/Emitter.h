@@ -6,6 +6,14 @@
 
 namespace foldc {
 
+/// "a, b, c": `text(item)` for each of `items`, separated by commas.
+template <class Range, class Text> std::string commaSeparated(const Range &items, Text text) {
+  std::string out;
+  for (const auto &item : items)
+    out += (out.empty() ? "" : ", ") + text(item);
+  return out;
+}
+
 /// Accumulates C++ text line by line at the current indentation.
 class Emitter {
 public:

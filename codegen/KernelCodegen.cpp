@@ -29,13 +29,6 @@ const char *initKind(InitKind k) {
   return "Zeros";
 }
 
-std::string shapeList(const std::vector<int64_t> &shape) {
-  std::string out;
-  for (int64_t d : shape)
-    out += (out.empty() ? "" : ", ") + str(d);
-  return "{" + out + "}";
-}
-
 class KernelEmitter {
 public:
   KernelEmitter(const KernelPlan &k, Emitter &s) : k_(k), s_(s) {}
@@ -86,11 +79,10 @@ private:
   }
 
   void constructor(const std::string &cls) {
-    std::string args, outs;
-    for (const TypeRef &a : k_.args)
-      args += (args.empty() ? "" : ", ") + str(widthOf(a));
-    for (const auto &[value, role] : k_.results)
-      outs += (outs.empty() ? "" : ", ") + str(widthOf(k_.ops[size_t(value)].type));
+    std::string args = commaSeparated(k_.args, [](const TypeRef &a) { return str(widthOf(a)); });
+    std::string outs = commaSeparated(k_.results, [&](const auto &result) {
+      return str(widthOf(k_.ops[size_t(result.first)].type));
+    });
     std::string init = "    : Kernel({\"" + k_.name + "\", {" + args + "}, {" + outs + "}, " +
                        str(ints_) + ", " + str(floats_) + ", " + str(int64_t(k_.flops())) + "})";
     for (const std::string &p : k_.params)
@@ -434,6 +426,10 @@ std::string identifier(const std::string &name) {
   for (char c : name)
     out += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
   return out;
+}
+
+std::string shapeList(const std::vector<int64_t> &shape) {
+  return "{" + commaSeparated(shape, str) + "}";
 }
 
 std::vector<HostSlot> hostLayout(const KernelPlan &kernel) {

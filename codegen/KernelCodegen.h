@@ -22,6 +22,9 @@ struct HostSlot {
 /// The host values of each instance of `kernel`, in hostInputs order.
 std::vector<HostSlot> hostLayout(const KernelPlan &kernel);
 
+/// A shape as a C++ braced list: `{150, 5}`.
+std::string shapeList(const std::vector<int64_t> &shape);
+
 /// A C++ identifier for a plan name: `tree_lstm.Leaf.0` -> `tree_lstm_Leaf_0`.
 std::string identifier(const std::string &name);
 

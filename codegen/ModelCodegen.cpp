@@ -5,6 +5,7 @@
 #include "codegen/KernelCodegen.h"
 
 #include <cctype>
+#include <functional>
 #include <map>
 #include <set>
 
@@ -34,12 +35,7 @@ std::vector<std::string> split(const std::string &s, char sep) {
 std::string valueType(const TypeRef &type) {
   switch (type->kind) {
   case TypeKind::Tensor: return "foldc::rt::ValueRef";
-  case TypeKind::Tuple: {
-    std::string out;
-    for (const TypeRef &e : type->elements)
-      out += (out.empty() ? "" : ", ") + valueType(e);
-    return "std::tuple<" + out + ">";
-  }
+  case TypeKind::Tuple: return "std::tuple<" + commaSeparated(type->elements, valueType) + ">";
   case TypeKind::List: return "std::vector<" + valueType(type->element0()) + ">";
   case TypeKind::Data:
     return type->variant < 0 || type->data->isRecord ? type->data->name
@@ -135,10 +131,8 @@ private:
     auto c = s_.scope("Model::Model() {");
     s_.line("declareParams(params_);");
     s_.line("kernels_ = makeKernels(params_);");
-    std::string names;
-    for (const std::string &m : metrics_)
-      names += (names.empty() ? "" : ", ") + std::string("\"") + m + "\"";
-    s_.line("metricNames_ = {" + names + "};");
+    s_.line("metricNames_ = {" +
+            commaSeparated(metrics_, [](const std::string &m) { return "\"" + m + "\""; }) + "};");
   }
 
   std::string signature(const FunctionDecl &fn, const std::string &qualifier) const {
@@ -190,19 +184,15 @@ private:
 
   std::string jsonOf(const TypeRef &type, const std::string &value) {
     switch (type->kind) {
-    case TypeKind::Tensor: {
-      std::string shape;
-      for (int64_t d : type->shape)
-        shape += (shape.empty() ? "" : ", ") + str(d);
-      return "foldc::rt::tensorJson(executor.value(" + value + "), {" + shape + "}" +
+    case TypeKind::Tensor:
+      return "foldc::rt::tensorJson(executor.value(" + value + "), " + shapeList(type->shape) +
              (type->element == ElementType::I32 ? ", /*integral=*/true" : "") + ")";
-    }
     case TypeKind::Tuple: {
-      std::string out;
+      std::vector<std::string> elements;
       for (size_t i = 0; i < type->elements.size(); ++i)
-        out += (out.empty() ? "" : ", ") +
-               jsonOf(type->elements[i], "std::get<" + str(int64_t(i)) + ">(" + value + ")");
-      return "nlohmann::json::array({" + out + "})";
+        elements.push_back(
+            jsonOf(type->elements[i], "std::get<" + str(int64_t(i)) + ">(" + value + ")"));
+      return "nlohmann::json::array({" + commaSeparated(elements, std::identity()) + "})";
     }
     case TypeKind::List: {
       std::string v = "v" + str(int64_t(lambdaDepth_++));
@@ -297,9 +287,8 @@ private:
     int index = kernelIndex_[size_t(k.id)];
     if (index < 0)
       throw CodegenError("kernel " + k.name + " uses an operation the generator does not handle yet");
-    std::string args, ints;
-    for (const StepValue &v : k.argValues)
-      args += (args.empty() ? "" : ", ") + valueCpp(v);
+    std::string args = commaSeparated(k.argValues, [&](const StepValue &v) { return valueCpp(v); });
+    std::string ints;
     std::vector<HostSlot> slots = hostLayout(k);
     std::string floats = instanceName(k) + "_floats";
     bool anyFloats = false;
@@ -508,10 +497,7 @@ private:
       args.push_back(valueCpp(v));
     std::string value;
     if (s.name == "list") {
-      std::string elements;
-      for (const std::string &a : args)
-        elements += (elements.empty() ? "" : ", ") + a;
-      value = valueType(s.type) + "{" + elements + "}";
+      value = valueType(s.type) + "{" + commaSeparated(args, std::identity()) + "}";
     } else if (s.name == "call") {
       throw CodegenError("`" + s.text + "`: calling a block parameter is generated only in defs "
                          "that are inlined (no match, if, loops or recursion) yet");
@@ -533,12 +519,9 @@ private:
       throw CodegenError("internal: kernel " + k.name + " does not give %" + str(v.op));
     }
     case StepValue::Kind::Host: return hostCpp(v.host);
-    case StepValue::Kind::Tuple: {
-      std::string out;
-      for (const StepValue &e : v.elements)
-        out += (out.empty() ? "" : ", ") + valueCpp(e);
-      return valueType(v.type) + "{" + out + "}";
-    }
+    case StepValue::Kind::Tuple:
+      return valueType(v.type) + "{" +
+             commaSeparated(v.elements, [&](const StepValue &e) { return valueCpp(e); }) + "}";
     }
     return "";
   }
@@ -548,24 +531,17 @@ private:
     case HostExpr::Kind::Name: return handleCpp(e->text);
     case HostExpr::Kind::Literal: return e->text;
     case HostExpr::Kind::Field: return fieldCpp(*e);
-    case HostExpr::Kind::List: {
-      std::string out;
-      for (const HostExprRef &x : e->operands)
-        out += (out.empty() ? "" : ", ") + hostCpp(x);
-      return valueType(e->type) + "{" + out + "}";
-    }
+    case HostExpr::Kind::List:
+      return valueType(e->type) + "{" +
+             commaSeparated(e->operands, [&](const HostExprRef &x) { return hostCpp(x); }) + "}";
     case HostExpr::Kind::Binary:
       return "(" + hostCpp(e->operands[0]) + " " + e->text + " " + hostCpp(e->operands[1]) + ")";
     case HostExpr::Kind::Call: return hostCall(*e);
-    case HostExpr::Kind::HostCall: {
-      // Lists convert to whatever vector the C++ function takes.
-      std::string args;
-      for (const HostExprRef &x : e->operands)
-        args += (args.empty() ? "" : ", ") +
-                (x->type->kind == TypeKind::List ? "foldc::rt::hostList(" + hostCpp(x) + ")"
-                                                 : hostCpp(x));
-      return e->text + "(" + args + ")";
-    }
+    case HostExpr::Kind::HostCall: // lists convert to whatever vector the function takes
+      return e->text + "(" + commaSeparated(e->operands, [&](const HostExprRef &x) {
+               return x->type->kind == TypeKind::List ? "foldc::rt::hostList(" + hostCpp(x) + ")"
+                                                      : hostCpp(x);
+             }) + ")";
     case HostExpr::Kind::Unsupported:
       break;
     }
