@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <unistd.h>
 
 namespace foldc::rt {
 namespace {
@@ -32,50 +33,67 @@ std::vector<std::vector<Leaf>> readFile(const std::string &file) {
   return out;
 }
 
-std::string errorFor(const std::string &contents) {
-  std::string file = (fs::temp_directory_path() / "foldc-jsonl-test.jsonl").string();
-  std::ofstream(file) << contents;
-  try {
-    readFile(file);
-  } catch (const DataError &e) {
-    std::string message = e.what();
-    return message.substr(message.find("foldc-jsonl-test.jsonl"));
+/// Each case writes its files in a directory of its own: ctest runs the
+/// cases as separate processes in parallel, so a shared file would be raced for.
+class Jsonl : public ::testing::Test {
+protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("foldc-jsonl-" + std::to_string(getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::create_directories(dir_);
   }
-  return "";
-}
+  void TearDown() override { fs::remove_all(dir_); }
 
-TEST(Jsonl, ReadsValidLinesAndSkipsBlankOnes) {
-  std::string file = (fs::temp_directory_path() / "foldc-jsonl-ok.jsonl").string();
-  std::ofstream(file) << "{\"words\": [{\"word\": 3, \"label\": 1}]}\n\n{\"words\": []}\n";
-  auto examples = readFile(file);
+  std::string file(const std::string &name) const { return (dir_ / name).string(); }
+
+  std::string errorFor(const std::string &contents) const {
+    std::string path = file("foldc-jsonl-test.jsonl");
+    std::ofstream(path) << contents;
+    try {
+      readFile(path);
+    } catch (const DataError &e) {
+      std::string message = e.what();
+      return message.substr(message.find("foldc-jsonl-test.jsonl"));
+    }
+    return "";
+  }
+
+  fs::path dir_;
+};
+
+TEST_F(Jsonl, ReadsValidLinesAndSkipsBlankOnes) {
+  std::string path = file("foldc-jsonl-ok.jsonl");
+  std::ofstream(path) << "{\"words\": [{\"word\": 3, \"label\": 1}]}\n\n{\"words\": []}\n";
+  auto examples = readFile(path);
   ASSERT_EQ(examples.size(), 2u);
   EXPECT_EQ(examples[0][0].word, 3);
   EXPECT_TRUE(examples[1].empty());
 }
 
-TEST(Jsonl, InvalidJson) {
+TEST_F(Jsonl, InvalidJson) {
   EXPECT_EQ(errorFor("{\"words\": []}\n{\"words\": [\n"),
             "foldc-jsonl-test.jsonl:2: example: invalid JSON");
 }
 
-TEST(Jsonl, MissingField) {
+TEST_F(Jsonl, MissingField) {
   EXPECT_EQ(errorFor("{\"words\": [{\"word\": 3}]}\n"),
             "foldc-jsonl-test.jsonl:1: words[0].label: missing field");
 }
 
-TEST(Jsonl, UnknownField) {
+TEST_F(Jsonl, UnknownField) {
   EXPECT_EQ(errorFor("{\"words\": [], \"extra\": 1}\n"),
             "foldc-jsonl-test.jsonl:1: extra: unknown field");
 }
 
-TEST(Jsonl, WrongTypeDeepInside) {
+TEST_F(Jsonl, WrongTypeDeepInside) {
   EXPECT_EQ(errorFor("{\"words\": []}\n{\"words\": [{\"word\": 1, \"label\": 0}, {\"word\": \"x\", \"label\": 0}]}\n"),
             "foldc-jsonl-test.jsonl:2: words[1].word: expected an integer, found \"x\"");
 }
 
-TEST(Jsonl, Variants) {
-  std::string file = "f";
-  JsonPath at(file, 1);
+TEST_F(Jsonl, Variants) {
+  std::string source = "f";
+  JsonPath at(source, 1);
   const nlohmann::json *payload = nullptr;
   nlohmann::json leaf = nlohmann::json::parse(R"({"Leaf": {"word": 1}})");
   EXPECT_EQ(readVariant(leaf, at, payload), "Leaf");

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <unistd.h>
 
 namespace foldc::rt {
 namespace {
@@ -16,7 +17,8 @@ class Safetensors : public ::testing::Test {
 protected:
   void SetUp() override {
     dir_ = fs::temp_directory_path() /
-           ("foldc-st-" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+           ("foldc-st-" + std::to_string(getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::remove_all(dir_);
     fs::create_directories(dir_);
   }
