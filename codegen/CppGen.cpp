@@ -4,7 +4,7 @@
 #include "codegen/DataCodegen.h"
 #include "codegen/KernelCodegen.h"
 #include "codegen/ModelCodegen.h"
-#include "passes/BatchingAnalysis.h"
+#include "passes/batching/BatchingAnalysis.h"
 
 #include <filesystem>
 

@@ -1,7 +1,7 @@
 // C++ code generation: a typed program to NAME.h and NAME.cpp.
 #pragma once
 
-#include "passes/TypedProgram.h"
+#include "passes/sema/TypedProgram.h"
 
 #include <string>
 

@@ -4,8 +4,8 @@
 #pragma once
 
 #include "codegen/Emitter.h"
-#include "passes/BatchPlan.h"
-#include "passes/TypedProgram.h"
+#include "passes/batching/BatchPlan.h"
+#include "passes/sema/TypedProgram.h"
 
 #include <string>
 #include <vector>

@@ -1,8 +1,8 @@
 // The list of semantic passes, with --print-after-all and --time-passes.
 #include "passes/Pipeline.h"
 
-#include "passes/TypeCheck.h"
-#include "passes/TypesPrinter.h"
+#include "passes/sema/TypeCheck.h"
+#include "passes/sema/TypesPrinter.h"
 
 #include <chrono>
 #include <functional>

@@ -2,7 +2,7 @@
 #pragma once
 
 #include "frontend/Diagnostics.h"
-#include "passes/TypedProgram.h"
+#include "passes/sema/TypedProgram.h"
 
 #include <memory>
 #include <ostream>

@@ -6,9 +6,9 @@
 #include "codegen/CppGen.h"
 #include "codegen/ModelCodegen.h"
 #include "frontend/Parser.h"
-#include "passes/BatchingAnalysis.h"
+#include "passes/batching/BatchingAnalysis.h"
 #include "passes/Pipeline.h"
-#include "passes/TypesPrinter.h"
+#include "passes/sema/TypesPrinter.h"
 
 #include <CLI/CLI.hpp>
 

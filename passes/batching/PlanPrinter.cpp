@@ -1,5 +1,5 @@
 // Printing a batch plan for `foldc --emit=plan`.
-#include "passes/BatchPlan.h"
+#include "passes/batching/BatchPlan.h"
 
 namespace foldc {
 

@@ -1,7 +1,7 @@
 // Batching analysis: lowers a typed program to a batch plan.
 #pragma once
 
-#include "passes/BatchPlan.h"
+#include "passes/batching/BatchPlan.h"
 
 namespace foldc {
 

@@ -1,10 +1,10 @@
 // Lowering to kernels and unfolding steps (see BatchingAnalysis.h): the walk
 // over functions and statements, the steps, and kernel construction.
-#include "passes/BatchingAnalysis.h"
-#include "passes/Lowering.h"
+#include "passes/batching/BatchingAnalysis.h"
+#include "passes/batching/Lowering.h"
 
 #include "frontend/ASTPrinter.h"
-#include "passes/Builtins.h"
+#include "passes/sema/Builtins.h"
 
 #include <algorithm>
 

@@ -3,7 +3,7 @@
 // (expressions, blocks) and TypeCheckBuiltins.cpp (builtins, combinators).
 #pragma once
 
-#include "passes/TypeCheck.h"
+#include "passes/sema/TypeCheck.h"
 
 #include <functional>
 #include <map>

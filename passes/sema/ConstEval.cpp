@@ -1,5 +1,5 @@
 // Folding of constant expressions over ints and floats.
-#include "passes/ConstEval.h"
+#include "passes/sema/ConstEval.h"
 
 #include "frontend/ASTPrinter.h"
 

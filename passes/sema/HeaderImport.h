@@ -4,7 +4,7 @@
 
 #include "frontend/AST.h"
 #include "frontend/Diagnostics.h"
-#include "passes/Type.h"
+#include "passes/sema/Type.h"
 
 #include <string>
 #include <vector>

@@ -4,7 +4,7 @@
 // steps, kernels), LowerExprs.cpp, LowerLayers.cpp and LowerCombinators.cpp.
 #pragma once
 
-#include "passes/BatchPlan.h"
+#include "passes/batching/BatchPlan.h"
 
 #include <functional>
 #include <map>

@@ -3,7 +3,7 @@
 
 #include "frontend/AST.h"
 #include "frontend/Diagnostics.h"
-#include "passes/HeaderImport.h"
+#include "passes/sema/HeaderImport.h"
 
 #include <string>
 #include <unordered_map>

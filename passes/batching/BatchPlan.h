@@ -2,7 +2,7 @@
 // host-side unfolding steps of every def and of the model.
 #pragma once
 
-#include "passes/TypedProgram.h"
+#include "passes/sema/TypedProgram.h"
 
 #include <memory>
 #include <ostream>

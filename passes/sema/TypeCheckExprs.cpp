@@ -1,8 +1,8 @@
 // Type checking of expressions, and application of blocks.
-#include "passes/TypeChecker.h"
+#include "passes/sema/TypeChecker.h"
 
 #include "frontend/ASTPrinter.h"
-#include "passes/Builtins.h"
+#include "passes/sema/Builtins.h"
 
 #include <algorithm>
 #include <functional>

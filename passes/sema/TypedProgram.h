@@ -1,10 +1,10 @@
 // The result of semantic analysis: side tables over the (unchanged) AST.
 #pragma once
 
-#include "passes/ConstEval.h"
-#include "passes/HeaderImport.h"
-#include "passes/NameResolution.h"
-#include "passes/Type.h"
+#include "passes/sema/ConstEval.h"
+#include "passes/sema/HeaderImport.h"
+#include "passes/sema/NameResolution.h"
+#include "passes/sema/Type.h"
 
 #include <memory>
 #include <unordered_map>

@@ -1,5 +1,5 @@
 // Construction, comparison and printing of semantic types.
-#include "passes/Type.h"
+#include "passes/sema/Type.h"
 
 namespace foldc {
 

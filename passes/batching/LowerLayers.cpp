@@ -1,6 +1,6 @@
 // Lowering layers: fc and embedding, and lstm/gru cells as the primitives of
 // their formulas (see Lowering.h).
-#include "passes/Lowering.h"
+#include "passes/batching/Lowering.h"
 
 namespace foldc::lowering {
 

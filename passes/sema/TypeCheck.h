@@ -3,7 +3,7 @@
 #pragma once
 
 #include "frontend/Diagnostics.h"
-#include "passes/TypedProgram.h"
+#include "passes/sema/TypedProgram.h"
 
 namespace foldc {
 

@@ -1,7 +1,7 @@
 // Name resolution over the whole module, with lexical scopes for locals.
-#include "passes/NameResolution.h"
+#include "passes/sema/NameResolution.h"
 
-#include "passes/Builtins.h"
+#include "passes/sema/Builtins.h"
 
 #include <vector>
 

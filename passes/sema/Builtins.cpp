@@ -1,5 +1,5 @@
 // The builtin table.
-#include "passes/Builtins.h"
+#include "passes/sema/Builtins.h"
 
 #include <array>
 

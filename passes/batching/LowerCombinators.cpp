@@ -1,10 +1,10 @@
 // Lowering builtins and combinators: loops as unfolding steps with their
 // own contexts, and the helper kernels of sum/mean/max/min/softmax across a
 // sequence (see Lowering.h).
-#include "passes/Lowering.h"
+#include "passes/batching/Lowering.h"
 
 #include "frontend/ASTPrinter.h"
-#include "passes/Builtins.h"
+#include "passes/sema/Builtins.h"
 
 namespace foldc::lowering {
 

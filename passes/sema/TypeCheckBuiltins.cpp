@@ -1,7 +1,7 @@
 // Type rules of the builtin functions and of the sequence combinators (§6).
-#include "passes/TypeChecker.h"
+#include "passes/sema/TypeChecker.h"
 
-#include "passes/Builtins.h"
+#include "passes/sema/Builtins.h"
 
 #include <set>
 

@@ -1,7 +1,7 @@
 // The `--emit=types` dump: every signature and the type of every `let`.
 #pragma once
 
-#include "passes/TypedProgram.h"
+#include "passes/sema/TypedProgram.h"
 
 #include <ostream>
 

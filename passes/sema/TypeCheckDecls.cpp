@@ -1,8 +1,8 @@
 // Type checking of declarations, def bodies and statements.
-#include "passes/TypeChecker.h"
+#include "passes/sema/TypeChecker.h"
 
 #include "frontend/ASTPrinter.h"
-#include "passes/Builtins.h"
+#include "passes/sema/Builtins.h"
 
 #include <functional>
 

@@ -1,5 +1,5 @@
 // Reading imported C++ headers with libTooling. Clang types stop at this file.
-#include "passes/HeaderImport.h"
+#include "passes/sema/HeaderImport.h"
 
 #include <clang/AST/ASTContext.h>
 #include <clang/AST/Decl.h>

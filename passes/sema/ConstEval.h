@@ -3,7 +3,7 @@
 #pragma once
 
 #include "frontend/Diagnostics.h"
-#include "passes/NameResolution.h"
+#include "passes/sema/NameResolution.h"
 
 #include <optional>
 #include <string>

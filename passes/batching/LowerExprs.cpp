@@ -1,9 +1,9 @@
 // Lowering expressions: names, arithmetic, calls and block application,
 // match and if (see Lowering.h).
-#include "passes/Lowering.h"
+#include "passes/batching/Lowering.h"
 
 #include "frontend/ASTPrinter.h"
-#include "passes/Builtins.h"
+#include "passes/sema/Builtins.h"
 
 #include <algorithm>
 

@@ -1,5 +1,5 @@
 // Printing a typed program in the language's own type syntax.
-#include "passes/TypesPrinter.h"
+#include "passes/sema/TypesPrinter.h"
 
 #include "frontend/ASTPrinter.h"
 
