@@ -1,7 +1,7 @@
-// C++ code generation: a typed program to NAME.h and NAME.cpp.
+// C++ code generation: a verified batch plan to NAME.h and NAME.cpp.
 #pragma once
 
-#include "passes/sema/TypedProgram.h"
+#include "passes/batching/BatchPlan.h"
 
 #include <string>
 
@@ -14,12 +14,11 @@ struct GeneratedCpp {
   std::string driver; ///< NAME_main.cpp: the command line (empty without a model)
 };
 
-/// Generates the C++ of `program` in namespace `ns` (the model's name when
-/// empty), in files named `fileName` (the model's name when empty).
-/// The data types and their JSONL readers, the parameters, one kernel class
-/// per kernel of the batch plan, and the model class with its unfolding.
-/// Throws CodegenError for constructs not generated yet.
-GeneratedCpp generateCpp(const TypedProgram &program, const std::string &ns,
+/// Generates the C++ of `plan` (which verifyPlan accepted) in namespace `ns`
+/// (the model's name when empty), in files named `fileName` (the model's
+/// name when empty): the data types and their JSONL readers, the parameters,
+/// one kernel class per kernel, and the model class with its unfolding.
+GeneratedCpp generateCpp(const BatchPlan &plan, const std::string &ns,
                          const std::string &fileName = "");
 
 } // namespace foldc

@@ -5,69 +5,67 @@ namespace foldc {
 
 namespace {
 
-/// A field of data type is held through a pointer: data types may be
-/// recursive (a Tree holds Trees).
-std::string cppFieldType(const TypeRef &type) {
-  if (type->kind == TypeKind::Data)
-    return "std::unique_ptr<" + type->data->name + ">";
-  return cppHostType(type);
-}
-
 std::string quoted(const std::string &s) { return "\"" + s + "\""; }
 
-std::string fieldList(const VariantDecl &variant) {
-  return "{" + commaSeparated(variant.fields, [](const FieldDecl &f) { return quoted(f.name); }) +
+std::string fieldList(const PlanDataType::Variant &variant) {
+  return "{" + commaSeparated(variant.fields, [](const PlanField &f) { return quoted(f.name); }) +
          "}";
 }
 
 class DataEmitter {
 public:
-  DataEmitter(const TypedProgram &program, Emitter &header, Emitter &source)
-      : program_(program), h_(header), s_(source) {}
+  DataEmitter(const BatchPlan &plan, const CppNames &names, Emitter &header, Emitter &source)
+      : plan_(plan), names_(names), h_(header), s_(source) {}
 
   void run() {
-    std::vector<const DataDecl *> datas;
-    for (const DeclPtr &d : program_.module->decls)
-      if (auto *data = dyn_cast<DataDecl>(d.get()))
-        datas.push_back(data);
-    for (const DataDecl *d : datas)
-      h_.line("struct " + d->name + ";");
+    for (const PlanDataType &d : plan_.dataTypes)
+      h_.line("struct " + names_(d.name) + ";");
     h_.line();
-    for (const DataDecl *d : datas)
-      declare(*d);
-    for (const DataDecl *d : datas) {
-      defineReader(*d);
+    for (const PlanDataType &d : plan_.dataTypes)
+      declare(d);
+    for (const PlanDataType &d : plan_.dataTypes) {
+      defineReader(d);
       s_.line();
     }
-    if (const FunctionDecl *model = program_.names->model; model && model->params.size() == 1)
-      defineExampleReader(program_.bindingTypes.at(&model->params[0]));
+    if (plan_.exampleType)
+      defineExampleReader(plan_.exampleType);
   }
 
 private:
-  TypeRef fieldType(const FieldDecl &f) const { return program_.fieldTypes.at(&f); }
+  std::string hostType(const TypeRef &type) const { return cppHostType(plan_, names_, type); }
 
-  void declareFields(const VariantDecl &v) {
-    for (const FieldDecl &f : v.fields)
-      h_.line(cppFieldType(fieldType(f)) + " " + f.name + ";");
+  /// A field of data type is held through a pointer: data types may be
+  /// recursive (a Tree holds Trees).
+  std::string fieldType(const TypeRef &type) const {
+    if (type->kind == TypeKind::Data)
+      return "std::unique_ptr<" + hostType(type) + ">";
+    return hostType(type);
   }
 
-  void declare(const DataDecl &d) {
+  void declareFields(const PlanDataType::Variant &v) {
+    for (const PlanField &f : v.fields)
+      h_.line(fieldType(f.type) + " " + names_(f.name) + ";");
+  }
+
+  void declare(const PlanDataType &d) {
+    std::string name = names_(d.name);
     {
-      auto body = h_.scope("struct " + d.name + " {", "};");
+      auto body = h_.scope("struct " + name + " {", "};");
       if (d.isRecord) {
         declareFields(d.variants[0]);
       } else {
         std::string alternatives;
-        for (const VariantDecl &v : d.variants) {
-          auto variant = h_.scope("struct " + v.name + " {", "};");
+        for (const PlanDataType::Variant &v : d.variants) {
+          auto variant = h_.scope("struct " + names_(v.name) + " {", "};");
           declareFields(v);
-          alternatives += (alternatives.empty() ? "" : ", ") + v.name;
+          alternatives += (alternatives.empty() ? "" : ", ") + names_(v.name);
         }
         h_.line("std::variant<" + alternatives + "> value;");
       }
     }
     h_.line("/// Reads a " + d.name + " from JSON; a mismatch throws foldc::rt::DataError at `at`.");
-    h_.line(d.name + " read" + d.name + "(const nlohmann::json &value, const foldc::rt::JsonPath &at);");
+    h_.line(name + " " + names_.reader(d) +
+            "(const nlohmann::json &value, const foldc::rt::JsonPath &at);");
     h_.line();
   }
 
@@ -78,18 +76,18 @@ private:
     case TypeKind::Float: return "foldc::rt::readFloat(" + json + ", " + path + ")";
     case TypeKind::Bool: return "foldc::rt::readBool(" + json + ", " + path + ")";
     case TypeKind::String: return "foldc::rt::readString(" + json + ", " + path + ")";
-    case TypeKind::Data: return "read" + type->data->name + "(" + json + ", " + path + ")";
+    case TypeKind::Data: return names_.reader(plan_.dataType(*type)) + "(" + json + ", " + path + ")";
     case TypeKind::List:
-      return "foldc::rt::readList<" + cppHostType(type->element0()) + ">(" + json + ", " + path +
+      return "foldc::rt::readList<" + hostType(type->element0()) + ">(" + json + ", " + path +
              ", [](const nlohmann::json &v, const foldc::rt::JsonPath &p) { return " +
              reader(type->element0(), "v", "p") + "; })";
     case TypeKind::Optional: {
       std::string present = reader(type->element0(), json, path);
       if (type->element0()->kind == TypeKind::Data) // held through a pointer, null for None
-        present = "std::make_unique<" + type->element0()->data->name + ">(" + present + ")";
+        present = "std::make_unique<" + hostType(type->element0()) + ">(" + present + ")";
       else
-        present = cppHostType(type) + "(" + present + ")";
-      return "(" + json + ".is_null() ? " + cppHostType(type) + "() : " + present + ")";
+        present = hostType(type) + "(" + present + ")";
+      return "(" + json + ".is_null() ? " + hostType(type) + "() : " + present + ")";
     }
     case TypeKind::Tuple: {
       std::string args;
@@ -107,23 +105,24 @@ private:
   }
 
   /// Statements filling `target`'s fields from record JSON `json` at `path`.
-  void readFields(const VariantDecl &v, const std::string &target, const std::string &path) {
+  void readFields(const PlanDataType::Variant &v, const std::string &target,
+                  const std::string &path) {
     s_.line("const nlohmann::json &fields = foldc::rt::readRecord(*payload, " + path + ", " +
             fieldList(v) + ");");
-    for (const FieldDecl &f : v.fields) {
-      TypeRef t = fieldType(f);
-      std::string read = reader(t, "fields[" + quoted(f.name) + "]",
+    for (const PlanField &f : v.fields) {
+      std::string read = reader(f.type, "fields[" + quoted(f.name) + "]",
                                 path + ".field(" + quoted(f.name) + ")");
-      if (t->kind == TypeKind::Data)
-        read = "std::make_unique<" + t->data->name + ">(" + read + ")";
-      s_.line(target + "." + f.name + " = " + read + ";");
+      if (f.type->kind == TypeKind::Data)
+        read = "std::make_unique<" + hostType(f.type) + ">(" + read + ")";
+      s_.line(target + "." + names_(f.name) + " = " + read + ";");
     }
   }
 
-  void defineReader(const DataDecl &d) {
-    auto fn = s_.scope(d.name + " read" + d.name +
+  void defineReader(const PlanDataType &d) {
+    std::string name = names_(d.name);
+    auto fn = s_.scope(name + " " + names_.reader(d) +
                        "(const nlohmann::json &value, const foldc::rt::JsonPath &at) {");
-    s_.line(d.name + " result;");
+    s_.line(name + " result;");
     if (d.isRecord) {
       s_.line("const nlohmann::json *payload = &value;");
       readFields(d.variants[0], "result", "at");
@@ -133,10 +132,10 @@ private:
     s_.line("const nlohmann::json *payload = nullptr;");
     s_.line("std::string variant = foldc::rt::readVariant(value, at, payload);");
     std::string names;
-    for (const VariantDecl &v : d.variants) {
+    for (const PlanDataType::Variant &v : d.variants) {
       names += (names.empty() ? "" : ", ") + v.name;
       auto arm = s_.scope("if (variant == " + quoted(v.name) + ") {");
-      s_.line(d.name + "::" + v.name + " alternative;");
+      s_.line(name + "::" + names_(v.name) + " alternative;");
       s_.line("foldc::rt::JsonPath in = at.field(" + quoted(v.name) + ");");
       readFields(v, "alternative", "in");
       s_.line("result.value = std::move(alternative);");
@@ -146,8 +145,8 @@ private:
   }
 
   void defineExampleReader(const TypeRef &input) {
-    std::string type = cppHostType(input);
-    h_.line("/// Reads one example per line of a JSON Lines file (§7).");
+    std::string type = hostType(input);
+    h_.line("/// Reads one example per line of a JSON Lines file.");
     h_.line("/// With `lines`, also records each example's line number there.");
     h_.line("std::vector<" + type +
             "> readExamples(const std::string &file, std::vector<long> *lines = nullptr);");
@@ -164,33 +163,43 @@ private:
     s_.line("return examples;");
   }
 
-  const TypedProgram &program_;
+  const BatchPlan &plan_;
+  const CppNames &names_;
   Emitter &h_, &s_;
 };
 
 } // namespace
 
-std::string cppHostType(const TypeRef &type) {
+std::string cppHostType(const BatchPlan &plan, const CppNames &names, const TypeRef &type,
+                        const std::string &scope) {
+  auto recurse = [&](const TypeRef &t) { return cppHostType(plan, names, t, scope); };
   switch (type->kind) {
   case TypeKind::Int: return "int64_t";
   case TypeKind::Float: return "double";
   case TypeKind::Bool: return "bool";
   case TypeKind::String: return "std::string";
-  case TypeKind::Data: return type->data->name;
-  case TypeKind::List: return "std::vector<" + cppHostType(type->element0()) + ">";
+  case TypeKind::Data: {
+    const PlanDataType &data = plan.dataType(*type);
+    std::string name = scope + names(data.name);
+    if (type->variant >= 0 && !data.isRecord)
+      name += "::" + names(data.variants[size_t(type->variant)].name);
+    return name;
+  }
+  case TypeKind::List: return "std::vector<" + recurse(type->element0()) + ">";
   case TypeKind::Optional:
     return type->element0()->kind == TypeKind::Data
-               ? "std::unique_ptr<" + type->element0()->data->name + ">"
-               : "std::optional<" + cppHostType(type->element0()) + ">";
+               ? "std::unique_ptr<" + recurse(type->element0()) + ">"
+               : "std::optional<" + recurse(type->element0()) + ">";
   case TypeKind::Tuple:
-    return "std::tuple<" + commaSeparated(type->elements, cppHostType) + ">";
+    return "std::tuple<" + commaSeparated(type->elements, recurse) + ">";
   default:
-    return "void /* not a host type: " + toString(type) + " */";
+    throw std::logic_error("internal: " + toString(type) + " is not a host type");
   }
 }
 
-void emitDataTypes(const TypedProgram &program, Emitter &header, Emitter &source) {
-  DataEmitter(program, header, source).run();
+void emitDataTypes(const BatchPlan &plan, const CppNames &names, Emitter &header,
+                   Emitter &source) {
+  DataEmitter(plan, names, header, source).run();
 }
 
 } // namespace foldc

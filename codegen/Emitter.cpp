@@ -23,6 +23,5 @@ Emitter::Scope::~Scope() {
   emitter_->line(close_);
 }
 
-std::string Emitter::fresh(const std::string &prefix) { return prefix + std::to_string(counter_++); }
 
 } // namespace foldc

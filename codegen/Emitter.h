@@ -1,4 +1,4 @@
-// Writing C++ source: indentation, scopes and fresh names.
+// Writing C++ source: indentation and scopes.
 #pragma once
 
 #include <sstream>
@@ -36,14 +36,11 @@ public:
   };
   [[nodiscard]] Scope scope(const std::string &open, const std::string &close = "}");
 
-  /// A name not used before in this emitter: `prefix0`, `prefix1`, ...
-  std::string fresh(const std::string &prefix);
   std::string str() const { return out_.str(); }
 
 private:
   std::ostringstream out_;
   int indent_ = 0;
-  int counter_ = 0;
 };
 
 } // namespace foldc

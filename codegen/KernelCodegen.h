@@ -5,7 +5,6 @@
 
 #include "codegen/Emitter.h"
 #include "passes/batching/BatchPlan.h"
-#include "passes/sema/TypedProgram.h"
 
 #include <string>
 #include <vector>
@@ -25,14 +24,10 @@ std::vector<HostSlot> hostLayout(const KernelPlan &kernel);
 /// A shape as a C++ braced list: `{150, 5}`.
 std::string shapeList(const std::vector<int64_t> &shape);
 
-/// A C++ identifier for a plan name: `tree_lstm.Leaf.0` -> `tree_lstm_Leaf_0`.
-std::string identifier(const std::string &name);
-
 /// Declares `declareParams(ParamStore&)` and `makeKernels(const ParamStore&)`
 /// in `header` and defines them, with a class per kernel, in `source`.
 /// Returns, for each kernel of the plan, its index in makeKernels's vector
-/// (merged kernels share their first's), or -1 when it is not generated yet.
-std::vector<int> emitKernels(const TypedProgram &program, const BatchPlan &plan, Emitter &header,
-                 Emitter &source);
+/// (merged kernels share their first's); helper kernels are included.
+std::vector<int> emitKernels(const BatchPlan &plan, Emitter &header, Emitter &source);
 
 } // namespace foldc

@@ -6,24 +6,17 @@
 #pragma once
 
 #include "codegen/Emitter.h"
+#include "codegen/Naming.h"
 #include "passes/batching/BatchPlan.h"
-#include "passes/sema/TypedProgram.h"
 
-#include <stdexcept>
 #include <vector>
 
 namespace foldc {
 
-/// A construct the code generator does not handle yet.
-class CodegenError : public std::runtime_error {
-public:
-  using std::runtime_error::runtime_error;
-};
-
 /// Declares `class Model` in `header` and defines it in `source`.
 /// `kernelIndex` maps each kernel of `plan` to its place in makeKernels's
-/// vector (emitKernels). Throws CodegenError for what is not generated yet.
-void emitModel(const TypedProgram &program, const BatchPlan &plan,
+/// vector (emitKernels). The plan must have passed verifyPlan.
+void emitModel(const BatchPlan &plan, const CppNames &names, const std::string &cppNamespace,
                const std::vector<int> &kernelIndex, Emitter &header, Emitter &source);
 
 } // namespace foldc

@@ -6,6 +6,7 @@
 // kind enum and LLVM-style `classof`, so `dyn_cast<CallExpr>(expr)` works.
 #pragma once
 
+#include "frontend/ElementType.h"
 #include "frontend/SourceManager.h"
 
 #include <memory>
@@ -62,8 +63,6 @@ struct HostScalarTypeExpr : TypeExpr {
   FOLDC_NODE(TypeExpr, HostScalar)
   HostScalar scalar;
 };
-
-enum class ElementType { F32, I32 };
 
 /// `f32[d1, ..., dk]`, `i32[...]`, or `f32` alone (a scalar).
 struct TensorTypeExpr : TypeExpr {

@@ -53,6 +53,8 @@ public:
         open_.push_back(token);
       else if (isClose(token->getText()) || token->getType() == antlr4::Token::EOF)
         close(token);
+      else if (token->getText() == ";")
+        endOfStatement(token);
     }
   }
 
@@ -70,6 +72,24 @@ private:
       diag_.error(rangeOf(token, file_)) << "invalid character '" << token->getText() << "'";
   }
 
+  /// `;` ends statements and declarations only: an open `(` or `[` there
+  /// was never closed, and the `;` is where that shows.
+  void endOfStatement(antlr4::Token *token) {
+    while (!open_.empty() && open_.back()->getText() != "{") {
+      antlr4::Token *opener = open_.back();
+      mismatch(opener, token);
+      open_.pop_back();
+    }
+  }
+
+  void mismatch(antlr4::Token *opener, antlr4::Token *found) {
+    SourceLocation at = startOf(opener, file_);
+    diag_.error(rangeOf(found, file_))
+        << "expected '" << closerOf(opener->getText()) << "' to close '" << opener->getText()
+        << "' opened at " << at.line << ':' << at.column << ", found " << describe(found);
+    diag_.note(rangeOf(opener, file_)) << "'" << opener->getText() << "' opened here";
+  }
+
   void close(antlr4::Token *token) {
     bool atEnd = token->getType() == antlr4::Token::EOF;
     if (open_.empty()) {
@@ -84,12 +104,7 @@ private:
     // A mismatch: blame the innermost open bracket, then resynchronise by
     // dropping it (and, at end of file, every other one too).
     do {
-      antlr4::Token *opener = open_.back();
-      SourceLocation at = startOf(opener, file_);
-      diag_.error(rangeOf(token, file_))
-          << "expected '" << closerOf(opener->getText()) << "' to close '" << opener->getText()
-          << "' opened at " << at.line << ':' << at.column << ", found " << describe(token);
-      diag_.note(rangeOf(opener, file_)) << "'" << opener->getText() << "' opened here";
+      mismatch(open_.back(), token);
       open_.pop_back();
       if (!atEnd && !open_.empty() && closerOf(open_.back()->getText()) == token->getText()) {
         open_.pop_back();
@@ -200,11 +215,55 @@ private:
   uint32_t file_;
 };
 
+/// The length of the UTF-8 sequence at `text[i]`, or 0 when it is not valid
+/// UTF-8 (truncated, overlong, a surrogate, or beyond U+10FFFF).
+size_t utf8Length(std::string_view text, size_t i) {
+  auto byte = [&](size_t k) { return static_cast<unsigned char>(text[k]); };
+  unsigned char lead = byte(i);
+  size_t n = lead < 0x80 ? 1 : (lead >> 5) == 0x6 ? 2 : (lead >> 4) == 0xE ? 3 : (lead >> 3) == 0x1E ? 4 : 0;
+  if (n == 0 || i + n > text.size())
+    return 0;
+  uint32_t code = n == 1 ? lead : lead & (0x7F >> n);
+  for (size_t k = 1; k < n; ++k) {
+    if ((byte(i + k) & 0xC0) != 0x80)
+      return 0;
+    code = (code << 6) | (byte(i + k) & 0x3F);
+  }
+  static const uint32_t smallest[] = {0, 0, 0x80, 0x800, 0x10000};
+  if (code < smallest[n] || code > 0x10FFFF || (code >= 0xD800 && code <= 0xDFFF))
+    return 0;
+  return n;
+}
+
+/// Reports the first byte that is not valid UTF-8 (the lexer reads code
+/// points); true when the whole file is valid.
+bool checkUtf8(const SourceFile &source, uint32_t file, DiagnosticEngine &diag) {
+  std::string_view text = source.text();
+  uint32_t line = 1, column = 1;
+  for (size_t i = 0; i < text.size();) {
+    size_t n = utf8Length(text, i);
+    if (n == 0) {
+      diag.error(SourceRange(SourceLocation{file, line, column}))
+          << "file is not valid UTF-8 (byte 0x" << std::hex
+          << int(static_cast<unsigned char>(text[i])) << std::dec << ")";
+      return false;
+    }
+    if (text[i] == '\n')
+      ++line, column = 1;
+    else
+      ++column;
+    i += n;
+  }
+  return true;
+}
+
 } // namespace
 
 std::unique_ptr<Module> parseModule(const SourceManager &sources, uint32_t file,
                                     DiagnosticEngine &diag) {
   const SourceFile &source = sources.file(file);
+  if (!checkUtf8(source, file, diag))
+    return nullptr;
   antlr4::ANTLRInputStream input(source.text());
   FoldLexer lexer(&input);
   lexer.removeErrorListeners();
@@ -232,7 +291,10 @@ std::unique_ptr<Module> parseModule(const SourceManager &sources, uint32_t file,
   return module;
 }
 
-void dumpTokens(const SourceManager &sources, uint32_t file, std::ostream &out) {
+bool dumpTokens(const SourceManager &sources, uint32_t file, DiagnosticEngine &diag,
+                std::ostream &out) {
+  if (!checkUtf8(sources.file(file), file, diag))
+    return false;
   antlr4::ANTLRInputStream input(sources.file(file).text());
   FoldLexer lexer(&input);
   lexer.removeErrorListeners();
@@ -247,6 +309,7 @@ void dumpTokens(const SourceManager &sources, uint32_t file, std::ostream &out) 
                             : literal)
         << '\n';
   }
+  return true;
 }
 
 } // namespace foldc

@@ -15,6 +15,8 @@ std::unique_ptr<Module> parseModule(const SourceManager &sources, uint32_t file,
                                     DiagnosticEngine &diag);
 
 /// Prints one line per token, `LINE:COL KIND text`, for `foldc --emit=tokens`.
-void dumpTokens(const SourceManager &sources, uint32_t file, std::ostream &out);
+/// False (with an error) when the file is not valid UTF-8.
+bool dumpTokens(const SourceManager &sources, uint32_t file, DiagnosticEngine &diag,
+                std::ostream &out);
 
 } // namespace foldc

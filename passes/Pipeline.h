@@ -1,7 +1,10 @@
-// The semantic pipeline: the list of passes from AST to typed program.
+// The compiler's pipeline: every pass from source text to C++, in order.
 #pragma once
 
+#include "codegen/CppGen.h"
+#include "frontend/AST.h"
 #include "frontend/Diagnostics.h"
+#include "passes/batching/BatchPlan.h"
 #include "passes/sema/TypedProgram.h"
 
 #include <memory>
@@ -11,18 +14,33 @@
 
 namespace foldc {
 
+/// The passes, in the order they run.
+enum class Pass { Parse, HeaderImport, NameResolution, ConstEval, TypeCheck, Batching, Verify, Emit };
+
 struct PipelineOptions {
   std::vector<std::string> includeDirs; ///< where `import` looks after the file's folder
   bool printAfterAll = false; ///< dump each pass's result to `log`
   bool timePasses = false;    ///< report each pass's wall time to `log`
   std::ostream *log = nullptr;
+  Pass last = Pass::Emit;     ///< stop after this pass
+  std::string cppNamespace;   ///< Emit: the namespace (default: the model's name)
+  std::string outputName;     ///< Emit: NAME of NAME.h (default: the model's name)
 };
 
-/// Runs name resolution, constant evaluation and type checking. Every pass
-/// runs even after errors in an earlier one (errors never cascade: an
+/// What the passes made, each once its pass has run.
+struct Compilation {
+  std::unique_ptr<Module> module;
+  std::unique_ptr<TypedProgram> program;
+  BatchPlan plan;
+  GeneratedCpp code;
+};
+
+/// Runs the passes over file `file` up to `options.last`. The semantic passes
+/// all run even after errors in an earlier one (errors never cascade: an
 /// unresolved name has the error type), so independent mistakes are all
-/// reported. The result is complete only when `diag` has no errors.
-std::unique_ptr<TypedProgram> analyze(const Module &module, SourceManager &sources,
-                                      DiagnosticEngine &diag, const PipelineOptions &options = {});
+/// reported; batching runs only on a program without errors, and emission
+/// only on a plan the verifier accepts. Returns false when `diag` got errors.
+bool compile(SourceManager &sources, uint32_t file, DiagnosticEngine &diag,
+             const PipelineOptions &options, Compilation &result);
 
 } // namespace foldc

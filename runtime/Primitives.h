@@ -11,6 +11,7 @@
 #include "runtime/Params.h"
 #include "runtime/Random.h"
 
+#include <cmath>
 #include <vector>
 
 namespace foldc::rt::ops {
@@ -37,6 +38,36 @@ template <int W> struct BiasAdd {
   static void backward(Param &b, In<W> dy, Out<W> dx) {
     Eigen::Map<Eigen::Matrix<float, 1, W>>(b.grad.data()) += dy.colwise().sum();
     dx += dy;
+  }
+};
+
+/// A parameter used as a value: every row holds the whole tensor (W floats, row-major).
+template <int W> struct Read {
+  static void forward(const Param &p, Out<W> y) {
+    y.rowwise() = Eigen::Map<const Eigen::Matrix<float, 1, W>>(p.value.data());
+  }
+  static void backward(Param &p, In<W> dy) {
+    Eigen::Map<Eigen::Matrix<float, 1, W>>(p.grad.data()) += dy.colwise().sum();
+  }
+};
+
+/// Per row, [M, N] @ [N, P] -> [M, P] of two computed tensors (M = 1: a
+/// vector times a matrix), each stored row-major in its row of the batch.
+template <int M, int N, int P> struct MatMul {
+  using Matrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+  using View = Eigen::Map<Matrix>;
+  using ConstView = Eigen::Map<const Matrix>;
+  static void forward(In<M * N> a, In<N * P> b, Out<M * P> y) {
+    for (Eigen::Index r = 0; r < y.rows(); ++r)
+      View(y.data() + r * M * P, M, P).noalias() =
+          ConstView(a.data() + r * M * N, M, N) * ConstView(b.data() + r * N * P, N, P);
+  }
+  static void backward(In<M * N> a, In<N * P> b, In<M * P> dy, Out<M * N> da, Out<N * P> db) {
+    for (Eigen::Index r = 0; r < dy.rows(); ++r) {
+      ConstView g(dy.data() + r * M * P, M, P);
+      View(da.data() + r * M * N, M, N).noalias() += g * ConstView(b.data() + r * N * P, N, P).transpose();
+      View(db.data() + r * N * P, N, P).noalias() += ConstView(a.data() + r * M * N, M, N).transpose() * g;
+    }
   }
 };
 
@@ -189,6 +220,42 @@ template <int W> struct Softmax {
     dx += (y.array() * (dy.colwise() - inner).array()).matrix();
   }
 };
+
+/// log(softmax(x)) over the last axis, computed as x - max - log(sum(exp(x - max))).
+template <int W> struct LogSoftmax {
+  static void forward(In<W> x, Out<W> y) {
+    Eigen::Matrix<float, Eigen::Dynamic, 1> top = x.rowwise().maxCoeff();
+    y = x.colwise() - top;
+    Eigen::Matrix<float, Eigen::Dynamic, 1> logSum = y.array().exp().rowwise().sum().log();
+    y.colwise() -= logSum;
+  }
+  /// dx = dy - softmax(x) * sum(dy), with softmax(x) = exp(y).
+  static void backward(In<W> y, In<W> dy, Out<W> dx) {
+    Eigen::Matrix<float, Eigen::Dynamic, 1> total = dy.rowwise().sum();
+    dx += dy - (y.array().exp().colwise() * total.array()).matrix();
+  }
+};
+
+/// A row of D zeros with a 1 at `indices[r]` (no gradient).
+template <int D> struct OneHot {
+  static void forward(const std::vector<int32_t> &indices, Out<D> y) {
+    y.setZero();
+    for (size_t r = 0; r < indices.size(); ++r) {
+      if (indices[r] < 0 || indices[r] >= D)
+        throw std::out_of_range("one_hot: index " + std::to_string(indices[r]) +
+                                " is outside [0, " + std::to_string(D) + ")");
+      y(Eigen::Index(r), indices[r]) = 1.0f;
+    }
+  }
+};
+
+/// Integer indices held in a computed i32 scalar (stored as floats), one a row.
+inline std::vector<int32_t> indices(In<1> x) {
+  std::vector<int32_t> out(size_t(x.rows()));
+  for (Eigen::Index r = 0; r < x.rows(); ++r)
+    out[size_t(r)] = int32_t(std::lround(x(r, 0)));
+  return out;
+}
 
 /// argmax over the last axis as a float index (no gradient).
 template <int W> struct Argmax {

@@ -4,6 +4,7 @@
 #include "runtime/BatchGraph.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstddef>
 #include <stdexcept>
 #include <string>
@@ -27,6 +28,14 @@ template <class List> void appendVector(std::vector<float> &floats, const List &
                       std::to_string(xs.size()) + " numbers");
   for (const auto &x : xs)
     floats.push_back(float(x));
+}
+
+/// A host integer (an id, a label) as a kernel's 32-bit host value; one
+/// that does not fit is an error of the example, not a different id.
+inline int32_t hostInt(int64_t value) {
+  if (value < INT32_MIN || value > INT32_MAX)
+    throw UnfoldError("the integer " + std::to_string(value) + " does not fit in 32 bits");
+  return int32_t(value);
 }
 
 /// A host list passed to an imported C++ function: converts to the vector

@@ -3,10 +3,7 @@
 // program, 2 bad usage or unreadable input.
 #include "frontend/ASTPrinter.h"
 #include "frontend/Diagnostics.h"
-#include "codegen/CppGen.h"
-#include "codegen/ModelCodegen.h"
 #include "frontend/Parser.h"
-#include "passes/batching/BatchingAnalysis.h"
 #include "passes/Pipeline.h"
 #include "passes/sema/TypesPrinter.h"
 
@@ -42,6 +39,10 @@ struct Options {
 /// generated code is remade when the .fold file or an imported header changes.
 bool writeDepfile(const std::string &path, const std::string &target, const std::string &input,
                   const foldc::TypedProgram &program) {
+  std::error_code error;
+  std::filesystem::path parent = std::filesystem::path(path).parent_path();
+  if (!parent.empty())
+    std::filesystem::create_directories(parent, error);
   std::ofstream out(path);
   auto escaped = [](const std::string &file) {
     std::string e;
@@ -111,36 +112,31 @@ int run(const Options &options) {
   foldc::DiagnosticEngine diag(sources, std::cerr, options.errorLimit);
 
   if (options.emit == EmitStage::Tokens) {
-    foldc::dumpTokens(sources, file, out);
-    return 0;
+    return foldc::dumpTokens(sources, file, diag, out) ? 0 : kExitProgramErrors;
   }
-  auto module = foldc::parseModule(sources, file, diag);
-  if (!module)
-    return kExitProgramErrors;
-  if (options.emit == EmitStage::AST) {
-    foldc::dumpAST(*module, out);
-    return 0;
-  }
+  static const std::map<EmitStage, foldc::Pass> lastPass = {
+      {EmitStage::AST, foldc::Pass::Parse}, {EmitStage::Types, foldc::Pass::TypeCheck},
+      {EmitStage::Plan, foldc::Pass::Verify}, {EmitStage::Cpp, foldc::Pass::Emit}};
   foldc::PipelineOptions pipeline = options.pipeline;
   pipeline.log = &std::cerr;
-  auto program = foldc::analyze(*module, sources, diag, pipeline);
-  if (diag.hasErrors())
-    return kExitProgramErrors;
-  if (options.emit == EmitStage::Types) {
-    foldc::printTypes(*program, out);
-    return 0;
-  }
-  if (options.emit == EmitStage::Plan) {
-    foldc::printPlan(foldc::analyzeBatching(*program), out);
-    return 0;
-  }
-  foldc::GeneratedCpp code;
+  pipeline.last = lastPass.at(options.emit);
+  pipeline.cppNamespace = options.cppNamespace;
+  pipeline.outputName = options.outputName;
+  foldc::Compilation result;
   try {
-    code = foldc::generateCpp(*program, options.cppNamespace, options.outputName);
-  } catch (const foldc::CodegenError &e) {
-    std::cerr << options.input << ": error: " << e.what() << '\n';
+    if (!foldc::compile(sources, file, diag, pipeline, result))
+      return kExitProgramErrors;
+  } catch (const std::exception &e) { // an emitter's precondition: a bug, reported as one
+    std::cerr << options.input << ": internal compiler error: " << e.what() << '\n';
     return kExitProgramErrors;
   }
+  switch (options.emit) {
+  case EmitStage::AST: foldc::dumpAST(*result.module, out); return 0;
+  case EmitStage::Types: foldc::printTypes(*result.program, out); return 0;
+  case EmitStage::Plan: foldc::printPlan(result.plan, out); return 0;
+  default: break;
+  }
+  const foldc::GeneratedCpp &code = result.code;
   if (options.driver && code.driver.empty()) {
     std::cerr << options.input << ": error: --driver needs a `model`\n";
     return kExitProgramErrors;
@@ -148,7 +144,7 @@ int run(const Options &options) {
   if (!options.depfile.empty() &&
       !writeDepfile(options.depfile,
                     (std::filesystem::path(options.outputPath) / (code.name + ".h")).string(),
-                    options.input, *program)) {
+                    options.input, *result.program)) {
     std::cerr << "foldc: error: cannot write '" << options.depfile << "'\n";
     return kExitUsage;
   }
@@ -196,5 +192,9 @@ int main(int argc, char **argv) {
   if (emit.empty())
     emit = options.outputPath.empty() ? "types" : "cpp";
   options.emit = stages.at(emit);
+  if (options.driver && (options.outputPath.empty() || options.emit != EmitStage::Cpp)) {
+    std::cerr << "foldc: error: --driver writes NAME_main.cpp into the -o DIR of C++ output\n";
+    return kExitUsage;
+  }
   return run(options);
 }

@@ -1,5 +1,6 @@
-// Lowering to kernels and unfolding steps (see BatchingAnalysis.h): the walk
-// over functions and statements, the steps, and kernel construction.
+// Lowering to the batch plan (see BatchingAnalysis.h): the module's tables
+// (data types, parameters), the walk over functions and statements, the
+// steps, and kernel construction.
 #include "passes/batching/BatchingAnalysis.h"
 #include "passes/batching/Lowering.h"
 
@@ -7,39 +8,157 @@
 #include "passes/sema/Builtins.h"
 
 #include <algorithm>
+#include <filesystem>
 
 namespace foldc::lowering {
 
-HostExprRef hostExpr(HostExpr::Kind kind, std::string text, TypeRef type,
-                     std::vector<HostExprRef> operands) {
+std::shared_ptr<HostExpr> hostExpr(HostExpr::Kind kind, TypeRef type,
+                                   std::vector<HostExprRef> operands) {
   auto e = std::make_shared<HostExpr>();
   e->kind = kind;
-  e->text = std::move(text);
   e->type = std::move(type);
   e->operands = std::move(operands);
   return e;
 }
 
 BatchPlan Lowering::run() {
-  for (const DeclPtr &d : program_.module->decls)
+  const Module &module = *program_.module;
+  plan_.fileName = module.fileName;
+  const FunctionDecl *model = program_.names->model;
+  plan_.modelName = model ? model->name : std::filesystem::path(module.fileName).stem().string();
+  for (const DeclPtr &d : module.decls)
+    if (auto *import = dyn_cast<ImportDecl>(d.get()))
+      plan_.imports.push_back({import->name});
+  collectDataTypes();
+  collectParams();
+  // Every function's index first: calls may name a def declared later.
+  std::vector<const FunctionDecl *> lowered;
+  for (const DeclPtr &d : module.decls)
     if (auto *fn = dyn_cast<FunctionDecl>(d.get())) {
       if (!fn->isModel() && inlinable(*fn)) {
         plan_.inlined.push_back(fn->name);
         continue;
       }
-      lowerFunction(*fn);
+      functionIndex_[fn] = int(plan_.functions.size());
+      plan_.functions.emplace_back();
+      lowered.push_back(fn);
     }
+  for (const FunctionDecl *fn : lowered)
+    lowerFunction(*fn);
+  if (model)
+    checkModel(*model);
   mergeIdenticalKernels();
   return std::move(plan_);
 }
 
+void Lowering::collectDataTypes() {
+  for (const DeclPtr &d : program_.module->decls) {
+    auto *data = dyn_cast<DataDecl>(d.get());
+    if (!data)
+      continue;
+    PlanDataType t;
+    t.decl = data;
+    t.name = data->name;
+    t.isRecord = data->isRecord;
+    for (const VariantDecl &v : data->variants) {
+      PlanDataType::Variant variant{v.name, {}};
+      for (const FieldDecl &f : v.fields)
+        variant.fields.push_back({f.name, program_.fieldTypes.at(&f)});
+      t.variants.push_back(std::move(variant));
+    }
+    plan_.dataTypes.push_back(std::move(t));
+  }
+}
+
+/// Parameters in declaration order: global params, each def's params
+/// (`DEF.NAME`), each layer's (`LAYER.W`...). Layers get the conventional
+/// initialisers: embeddings U(-0.05, 0.05), matrices Glorot, vectors zeros.
+void Lowering::collectParams() {
+  auto fromInfo = [](std::string key, const ParamInfo &info) {
+    return PlanParam{std::move(key), info.type->shape, info.init, info.a, info.b, false};
+  };
+  for (const DeclPtr &d : program_.module->decls) {
+    if (auto *p = dyn_cast<GlobalParamDecl>(d.get())) {
+      addParam(fromInfo(p->name, program_.params.at(&p->param)));
+    } else if (auto *fn = dyn_cast<FunctionDecl>(d.get())) {
+      for (const StmtPtr &st : fn->body)
+        if (auto *ps = dyn_cast<ParamStmt>(st.get()))
+          addParam(fromInfo(fn->name + "." + ps->param.name, program_.params.at(&ps->param)));
+    } else if (auto *l = dyn_cast<LayerDecl>(d.get())) {
+      auto it = program_.layers.find(l);
+      if (it == program_.layers.end())
+        continue;
+      bool embedding = it->second.kind == LayerKind::Embedding;
+      for (const LayerInfo::Param &p : it->second.params) {
+        PlanParam param{l->name + "." + p.name, p.shape, InitKind::Zeros, 0, 0, embedding};
+        if (embedding)
+          param.init = InitKind::Uniform, param.a = -0.05, param.b = 0.05;
+        else if (p.shape.size() >= 2)
+          param.init = InitKind::Glorot;
+        addParam(std::move(param));
+      }
+    }
+  }
+}
+
+void Lowering::addParam(PlanParam param) { plan_.params.push_back(std::move(param)); }
+
+int Lowering::paramIndex(const std::string &key) const {
+  for (size_t i = 0; i < plan_.params.size(); ++i)
+    if (plan_.params[i].key == key)
+      return int(i);
+  return -1;
+}
+
+int Lowering::metricIndex(const std::string &name) {
+  auto it = std::find(plan_.metrics.begin(), plan_.metrics.end(), name);
+  if (it != plan_.metrics.end())
+    return int(it - plan_.metrics.begin());
+  plan_.metrics.push_back(name);
+  return int(plan_.metrics.size() - 1);
+}
+
+namespace {
+/// Whether the generated `outputJson` can print a value of `type`.
+bool printable(const TypeRef &type) {
+  switch (type->kind) {
+  case TypeKind::Tensor: case TypeKind::Int: case TypeKind::Float: case TypeKind::Bool:
+  case TypeKind::String:
+    return true;
+  case TypeKind::Tuple:
+    return std::all_of(type->elements.begin(), type->elements.end(), printable);
+  case TypeKind::List:
+    return printable(type->element0());
+  default:
+    return false;
+  }
+}
+} // namespace
+
+void Lowering::checkModel(const FunctionDecl &model) {
+  if (model.params.size() != 1) {
+    diag_.error(model.nameRange) << "a model takes exactly one input (the example), found "
+                                 << model.params.size();
+    return;
+  }
+  plan_.model = functionIndex_.at(&model);
+  plan_.exampleType = program_.bindingTypes.at(&model.params[0]);
+  if (!plan_.outputType)
+    plan_.outputType = types::f32(); // a model without `output` infers nothing useful
+}
+
 void Lowering::mergeIdenticalKernels() {
-  std::map<std::string, int> first;
+  std::map<KernelKey, int> first;
   for (KernelPlan &k : plan_.kernels) {
-    auto [it, inserted] = first.emplace(k.identity(), k.id);
+    auto [it, inserted] = first.emplace(k.key(), k.id);
     if (!inserted)
       k.sameAs = it->second;
   }
+}
+
+AVal Lowering::notSupported(SourceRange at, const std::string &what, const TypeRef &type) {
+  diag_.error(at) << what << " is not supported yet";
+  return AVal::none(type);
 }
 
 bool Lowering::inlinable(const FunctionDecl &fn) {
@@ -128,51 +247,86 @@ void Lowering::forEachChild(const Expr &e, const std::function<void(const Expr &
   }
 }
 
+// ------------------------------------------------------------------ functions
+
+int Lowering::functionIndex(const FunctionDecl &fn) { return functionIndex_.at(&fn); }
+
 void Lowering::lowerFunction(const FunctionDecl &fn) {
-  handles_ = loops_ = 0; // step names are per function
-  FunctionPlan fp;
-  fp.function = &fn;
-  Context ctx(fn.name, &fp.steps);
+  function_ = &plan_.functions[size_t(functionIndex(fn))];
+  loops_ = 0;
+  function_->name = fn.name;
+  function_->isModel = fn.isModel();
+  function_->range = fn.nameRange;
+  function_->result = program_.signatures.at(&fn)->result;
+  Context ctx(fn.name, &function_->steps);
   for (const Parameter &p : fn.params) {
     TypeRef t = program_.bindingTypes.at(&p);
-    env_[&p] = t->isHost() ? AVal::named(p.name, t) : handleFor(p.name, t, 0);
+    int local = newLocal(PlanLocal::Kind::Parameter, t, p.name);
+    function_->params.push_back(local);
+    env_[&p] = fromHandle({local, {}}, p.name, t, 0);
   }
   if (fn.exprBody)
     returnStep(eval(*fn.exprBody, ctx), ctx);
   for (const StmtPtr &s : fn.body)
     lowerStmt(*s, ctx);
   finish(ctx);
-  plan_.functions.push_back(std::move(fp));
+  function_ = nullptr;
 }
 
-AVal Lowering::handleFor(const std::string &name, const TypeRef &type, int stage) {
+int Lowering::newLocal(PlanLocal::Kind kind, const TypeRef &type, const std::string &sourceName,
+                       const std::string &shownAs) {
+  std::string shown = shownAs.empty() ? sourceName : shownAs;
+  if (kind == PlanLocal::Kind::StepResult)
+    shown = "%" + std::to_string(std::count_if(
+                      function_->locals.begin(), function_->locals.end(),
+                      [](const PlanLocal &l) { return l.kind == PlanLocal::Kind::StepResult; }));
+  function_->locals.push_back({kind, sourceName, type, shown});
+  return int(function_->locals.size() - 1);
+}
+
+AVal Lowering::fromHandle(foldc::Handle handle, const std::string &text, const TypeRef &type,
+                          int stage) {
   if (type->kind == TypeKind::Tuple && containsTensor(type)) {
     AVal t;
     t.kind = AVal::Kind::Tuple;
     t.type = type;
-    for (size_t i = 0; i < type->elements.size(); ++i)
-      t.elements.push_back(handleFor(name + "." + std::to_string(i), type->elements[i], stage));
+    for (size_t i = 0; i < type->elements.size(); ++i) {
+      foldc::Handle element = handle;
+      element.path.push_back(int(i));
+      t.elements.push_back(
+          fromHandle(element, text + "." + std::to_string(i), type->elements[i], stage));
+    }
     return t;
   }
-  if (type->isHost())
-    return AVal::named(name, type);
-  return AVal::handle(name, type, stage);
+  if (type->isHost()) {
+    auto e = hostExpr(HostExpr::Kind::Local, type);
+    e->handle = std::move(handle);
+    return AVal::host(text, type, e);
+  }
+  AVal v;
+  v.kind = AVal::Kind::Handle;
+  v.text = text;
+  v.type = type;
+  v.stage = stage;
+  v.handle = std::move(handle);
+  return v;
 }
 
-UnfoldStep Lowering::makeStep(UnfoldStep::Kind kind, std::string text, std::string name,
+UnfoldStep Lowering::makeStep(UnfoldStep::Kind kind, std::string text,
                               std::vector<StepValue> values) {
   UnfoldStep s;
   s.kind = kind;
   s.text = std::move(text);
-  s.name = std::move(name);
   s.values = std::move(values);
   return s;
 }
 
 void Lowering::returnStep(const AVal &v, Context &ctx) {
+  if (v.kind == AVal::Kind::None)
+    return;
   StepValue value = valueOf(v);
   finish(ctx);
-  ctx.steps->push_back(makeStep(UnfoldStep::Kind::Return, "return " + textOf(value), "", {value}));
+  ctx.steps->push_back(makeStep(UnfoldStep::Kind::Return, "return " + textOf(value), {value}));
 }
 
 void Lowering::lowerStmt(const Stmt &s, Context &ctx) {
@@ -188,26 +342,48 @@ void Lowering::lowerStmt(const Stmt &s, Context &ctx) {
     returnStep(eval(*static_cast<const ValueStmt &>(s).value, ctx), ctx);
     return;
   case StmtKind::Loss:
-    markResult(eval(*static_cast<const ValueStmt &>(s).value, ctx), "loss", ctx);
+    markResult(eval(*static_cast<const ValueStmt &>(s).value, ctx), ResultRole::Loss, -1, ctx,
+               s.range());
     return;
-  case StmtKind::Output:
-    markResult(eval(*static_cast<const ValueStmt &>(s).value, ctx), "output", ctx);
+  case StmtKind::Output: {
+    const Expr &value = *static_cast<const ValueStmt &>(s).value;
+    TypeRef type = program_.typeOf(value);
+    if (!printable(type)) {
+      notSupported(value.range(), "an output of type " + toString(type) +
+                                      " (outputs are tensors, host scalars, tuples and lists of them)",
+                   type);
+      return;
+    }
+    plan_.outputType = type;
+    markResult(eval(value, ctx), ResultRole::Output, -1, ctx, s.range());
     return;
+  }
   case StmtKind::Metric: {
     auto &m = static_cast<const MetricStmt &>(s);
-    markResult(eval(*m.value, ctx), "metric " + m.name, ctx);
+    markResult(eval(*m.value, ctx), ResultRole::Metric, metricIndex(m.name), ctx, s.range());
     return;
   }
   }
 }
 
-void Lowering::markResult(const AVal &v, const std::string &role, Context &ctx) {
+void Lowering::markResult(AVal v, ResultRole role, int metric, Context &ctx, SourceRange at) {
+  if (v.kind == AVal::Kind::None)
+    return;
+  if (role == ResultRole::Metric && v.kind == AVal::Kind::Host) // a host number or bool: as f32
+    v = emit(ctx, OpKind::Tensor, {v}, types::f32(), at);
   if (v.kind == AVal::Kind::Local) {
-    plan_.kernels[size_t(v.kernel)].results.push_back({v.value, role});
+    plan_.kernels[size_t(v.kernel)].results.push_back({v.value, role, metric});
     return;
   }
   StepValue value = valueOf(v);
-  ctx.steps->push_back(makeStep(UnfoldStep::Kind::Role, role + " " + textOf(value), role, {value}));
+  static const char *roles[] = {"value", "loss", "metric", "output"};
+  std::string shown = roles[int(role)];
+  if (role == ResultRole::Metric)
+    shown += " " + plan_.metrics[size_t(metric)];
+  UnfoldStep step = makeStep(UnfoldStep::Kind::Role, shown + " " + textOf(value), {value});
+  step.role = role;
+  step.metric = metric;
+  ctx.steps->push_back(std::move(step));
 }
 
 void Lowering::bind(const Pattern &p, const AVal &v) {
@@ -220,10 +396,26 @@ void Lowering::bind(const Pattern &p, const AVal &v) {
 }
 
 AVal Lowering::element(const AVal &v, size_t i) {
-  if (v.kind == AVal::Kind::Tuple)
+  TypeRef t = v.type && v.type->kind == TypeKind::Tuple && i < v.type->elements.size()
+                  ? v.type->elements[i]
+                  : types::errorType();
+  std::string text = v.text + "." + std::to_string(i);
+  switch (v.kind) {
+  case AVal::Kind::Tuple:
     return v.elements[i];
-  TypeRef t = v.type->kind == TypeKind::Tuple ? v.type->elements[i] : types::errorType();
-  return handleFor(v.text + "." + std::to_string(i), t, v.stage);
+  case AVal::Kind::Host: {
+    auto e = hostExpr(HostExpr::Kind::Element, t, {v.expr});
+    e->integer = int64_t(i);
+    return AVal::host(text, t, e);
+  }
+  case AVal::Kind::Handle: {
+    foldc::Handle h = v.handle;
+    h.path.push_back(int(i));
+    return fromHandle(h, text, t, v.stage);
+  }
+  default:
+    return AVal::none(t);
+  }
 }
 
 StepValue Lowering::valueOf(const AVal &v) {
@@ -235,47 +427,38 @@ StepValue Lowering::valueOf(const AVal &v) {
     out.kind = StepValue::Kind::KernelResult;
     out.kernel = v.kernel;
     out.op = v.value;
+    out.text = plan_.kernels[size_t(v.kernel)].name + "%" + std::to_string(v.value);
     return out;
   case AVal::Kind::Tuple:
     out.kind = StepValue::Kind::Tuple;
-    for (const AVal &e : v.elements)
+    for (const AVal &e : v.elements) {
       out.elements.push_back(valueOf(e));
+      out.text += (out.text.empty() ? "" : ", ") + out.elements.back().text;
+    }
+    out.text = "(" + out.text + ")";
     return out;
   case AVal::Kind::Host:
     out.kind = StepValue::Kind::Host;
     out.host = v.expr;
-    out.name = v.text;
+    out.text = v.text;
     return out;
   default:
-    out.name = v.text;
+    out.handle = v.handle;
+    out.text = v.text;
     return out;
   }
 }
 
-std::string Lowering::textOf(const StepValue &v) const {
-  switch (v.kind) {
-  case StepValue::Kind::KernelResult:
-    return plan_.kernels[size_t(v.kernel)].name + "%" + std::to_string(v.op);
-  case StepValue::Kind::Tuple: {
-    std::string out;
-    for (const StepValue &e : v.elements)
-      out += (out.empty() ? "" : ", ") + textOf(e);
-    return "(" + out + ")";
-  }
-  default:
-    return v.name;
-  }
-}
+std::string Lowering::textOf(const StepValue &v) const { return v.text; }
 
 void Lowering::materialize(const AVal &v) {
   instantiate(v.kernel);
   KernelPlan &k = plan_.kernels[size_t(v.kernel)];
-  bool present = false;
-  for (auto &[value, role] : k.results)
-    present |= value == v.value && role == "value";
-  if (!present)
-    k.results.push_back({v.value, "value"});
+  if (k.valueResult(v.value) < 0)
+    k.results.push_back({v.value, ResultRole::Value, -1});
 }
+
+// ------------------------------------------------------------------ kernels
 
 KernelPlan &Lowering::kernelAt(Context &ctx, int stage, SourceRange range) {
   auto it = ctx.kernelAtStage.find(stage);
@@ -305,6 +488,7 @@ void Lowering::instantiate(int id) {
   ctx.pending.erase(std::find(ctx.pending.begin(), ctx.pending.end(), id));
   UnfoldStep s = makeStep(UnfoldStep::Kind::Instance, "instance " + plan_.kernels[size_t(id)].name);
   s.kernel = id;
+  s.range = plan_.kernels[size_t(id)].range;
   ctx.steps->push_back(std::move(s));
   owner_.erase(owner);
 }
@@ -318,7 +502,7 @@ PlanOperand Lowering::operandIn(KernelPlan &k, const AVal &v) {
   PlanOperand operand;
   if (v.kind == AVal::Kind::Host && v.constant) {
     operand.kind = PlanOperand::Kind::Constant;
-    operand.constant = v.text;
+    operand.constant = v.number;
     return operand;
   }
   if (v.kind == AVal::Kind::Host) {
@@ -347,12 +531,38 @@ int Lowering::indexOf(std::vector<HostInput> &inputs, const AVal &v) {
   for (size_t i = 0; i < inputs.size(); ++i)
     if (inputs[i].source == v.text)
       return int(i);
-  inputs.push_back({v.text, v.type, v.expr});
+  inputs.push_back({v.text, v.type, v.expr, 1});
   return int(inputs.size() - 1);
 }
 
-AVal Lowering::emit(Context &ctx, const std::string &name, const std::vector<AVal> &operands,
-                    TypeRef type, double flops, SourceRange range, std::string attribute) {
+namespace {
+double flopsOf(const PlanOp &op, const std::vector<AVal> &operands) {
+  double width = double(widthOf(op.type));
+  switch (opInfo(op.kind).flops) {
+  case FlopRule::Zero: return 0;
+  case FlopRule::Width: return width;
+  case FlopRule::TwiceWidth: return 2 * width;
+  case FlopRule::MulAdd: {
+    // Linear: 2 * in * out. MatMul [.., n] @ [n, m]: 2 * (rows of lhs) * n * m.
+    const TypeRef &lhs = operands[0].type;
+    int64_t inner = lhs->shape.empty() ? 1 : lhs->shape.back();
+    return 2 * double(widthOf(lhs)) * width / double(std::max<int64_t>(1, widthOf(lhs) / inner));
+  }
+  }
+  return 0;
+}
+} // namespace
+
+AVal Lowering::emit(Context &ctx, OpKind kind, const std::vector<AVal> &operands, TypeRef type,
+                    SourceRange range, OpAttrs attrs) {
+  for (const AVal &o : operands)
+    if (o.kind == AVal::Kind::None || o.kind == AVal::Kind::Block)
+      return AVal::none(type); // already reported
+  if (!type->isTensor())
+    return notSupported(range, "'" + std::string(opInfo(kind).name) +
+                                   "' as a block whose result type is only known where it is "
+                                   "applied (e.g. inside `>>`); call it directly",
+                        type);
   int stage = 0;
   for (const AVal &o : operands)
     if (o.isTensorLike())
@@ -362,13 +572,18 @@ AVal Lowering::emit(Context &ctx, const std::string &name, const std::vector<AVa
       std::find(k.fuses.begin(), k.fuses.end(), fusing_.back()) == k.fuses.end())
     k.fuses.push_back(fusing_.back());
   PlanOp op;
-  op.name = name;
+  op.kind = kind;
   op.type = std::move(type);
-  op.flops = flops;
-  op.attribute = std::move(attribute);
+  op.range = range;
+  op.attrs = attrs;
   for (const AVal &o : operands)
-    if (o.isTensorLike() || o.kind == AVal::Kind::Host)
-      op.operands.push_back(operandIn(k, o));
+    op.operands.push_back(operandIn(k, o));
+  op.flops = flopsOf(op, operands);
+  if (attrs.param >= 0)
+    k.params.insert(attrs.param);
+  // `vector` reads a host list: as many floats a row as it gives.
+  if (kind == OpKind::Vector && op.operands[0].kind == PlanOperand::Kind::Host)
+    k.hostInputs[size_t(op.operands[0].index)].width = int(widthOf(op.type));
   AVal v;
   v.kind = AVal::Kind::Local;
   v.kernel = k.id;
@@ -382,50 +597,47 @@ AVal Lowering::emit(Context &ctx, const std::string &name, const std::vector<AVa
   return v;
 }
 
+AVal Lowering::emitWithParam(Context &ctx, OpKind kind, const std::vector<AVal> &operands,
+                             TypeRef type, SourceRange range, const std::string &key) {
+  OpAttrs attrs;
+  attrs.param = paramIndex(key);
+  return emit(ctx, kind, operands, std::move(type), range, attrs);
+}
+
 int Lowering::sameOp(const KernelPlan &k, const PlanOp &op) {
-  if (op.name == "dropout")
+  if (op.kind == OpKind::Dropout)
     return -1;
   for (size_t i = 0; i < k.ops.size(); ++i) {
     const PlanOp &o = k.ops[i];
-    if (o.name != op.name || o.attribute != op.attribute || !sameType(o.type, op.type) ||
-        o.operands.size() != op.operands.size())
-      continue;
-    bool same = true;
-    for (size_t j = 0; j < o.operands.size(); ++j)
-      same &= o.operands[j].kind == op.operands[j].kind &&
-              o.operands[j].index == op.operands[j].index &&
-              o.operands[j].constant == op.operands[j].constant;
-    if (same)
+    if (o.kind == op.kind && o.attrs == op.attrs && sameType(o.type, op.type) &&
+        o.operands == op.operands)
       return int(i);
   }
   return -1;
 }
 
-int64_t Lowering::width(const TypeRef &t) {
-  int64_t n = 1;
-  for (int64_t d : t->shape)
-    n *= d;
-  return n;
-}
-
-UnfoldStep Lowering::structuralStep(const std::string &name, const std::vector<AVal> &args,
-                                    Context &, const std::string &shown) {
+UnfoldStep Lowering::structuralStep(ListOp op, const std::vector<AVal> &args,
+                                    const std::string &shown) {
   std::vector<StepValue> values;
   std::string list;
   for (const AVal &a : args) {
     values.push_back(valueOf(a));
     list += (list.empty() ? "" : ", ") + textOf(values.back());
   }
-  return makeStep(UnfoldStep::Kind::Structural, shown.empty() ? name + "(" + list + ")" : shown,
-                  name, std::move(values));
+  UnfoldStep s = makeStep(UnfoldStep::Kind::Structural,
+                          shown.empty() ? std::string(listOpName(op)) + "(" + list + ")" : shown,
+                          std::move(values));
+  s.listOp = op;
+  return s;
 }
 
 AVal Lowering::structural(Context &ctx, UnfoldStep s, const TypeRef &type, int inputStage) {
-  s.target = "%" + std::to_string(handles_++);
+  s.target = newLocal(PlanLocal::Kind::StepResult, type);
+  std::string name = shown(s.target);
   s.type = type;
-  s.text = s.target + " = " + s.text;
+  s.text = name + " = " + s.text;
   ctx.steps->push_back(std::move(s));
-  return handleFor(ctx.steps->back().target, type, inputStage + 1);
+  return fromHandle({ctx.steps->back().target, {}}, name, type, inputStage + 1);
 }
 
 int Lowering::maxStage(const std::vector<AVal> &values) {
@@ -443,32 +655,8 @@ int Lowering::maxStage(const std::vector<AVal> &values) {
 
 namespace foldc {
 
-std::string KernelPlan::identity() const {
-  std::string key;
-  for (const TypeRef &a : args)
-    key += toString(a) + ";";
-  // Host sources differ per call site; their types, constants and parameters do not.
-  for (const HostInput &h : hostInputs)
-    key += toString(h.type) + ";";
-  key += "|";
-  for (const PlanOp &op : ops) {
-    key += op.name + "(";
-    for (const PlanOperand &o : op.operands)
-      key += std::to_string(int(o.kind)) + ":" + std::to_string(o.index) + o.constant + ",";
-    key += op.attribute + "):" + toString(op.type) + ";";
-  }
-  for (const auto &[value, role] : results)
-    key += std::to_string(value) + role + ";";
-  return key;
+BatchPlan analyzeBatching(const TypedProgram &program, DiagnosticEngine &diag) {
+  return lowering::Lowering(program, diag).run();
 }
-
-double KernelPlan::flops() const {
-  double total = 0;
-  for (const PlanOp &op : ops)
-    total += op.flops;
-  return total;
-}
-
-BatchPlan analyzeBatching(const TypedProgram &program) { return lowering::Lowering(program).run(); }
 
 } // namespace foldc

@@ -1,7 +1,9 @@
 // Batching analysis: lowers a typed program to a batch plan.
 #pragma once
 
+#include "frontend/Diagnostics.h"
 #include "passes/batching/BatchPlan.h"
+#include "passes/sema/TypedProgram.h"
 
 namespace foldc {
 
@@ -16,6 +18,8 @@ namespace foldc {
 /// structural step (call, match, combinator) that produced it. Each kernel is
 /// its own batching key: instances from any example, call site or tree
 /// position batch together; different regions never share a kernel.
-BatchPlan analyzeBatching(const TypedProgram &program);
+/// What code generation cannot do yet is reported at the construct ("not
+/// supported yet"); the plan is complete only when `diag` has no errors.
+BatchPlan analyzeBatching(const TypedProgram &program, DiagnosticEngine &diag);
 
 } // namespace foldc

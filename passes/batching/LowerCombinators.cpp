@@ -8,49 +8,57 @@
 
 namespace foldc::lowering {
 
-int Lowering::helperKernel(const std::string &name, SourceRange at, const std::string &op,
+int Lowering::helperKernel(const std::string &name, SourceRange at, OpKind op,
                            std::vector<TypeRef> args, const TypeRef &type,
                            std::vector<HostInput> hosts) {
   KernelPlan k;
   k.id = int(plan_.kernels.size());
   k.name = name;
   k.range = at;
+  k.helper = true;
   PlanOp o;
-  o.name = op;
+  o.kind = op;
   o.type = type;
-  o.flops = op == "zeros" ? 0 : double(width(type));
+  o.range = at;
+  o.flops = opInfo(op).flops == FlopRule::Zero ? 0 : double(widthOf(type));
   for (size_t i = 0; i < args.size(); ++i) {
     k.argSources.push_back("%a" + std::to_string(i));
-    o.operands.push_back({PlanOperand::Kind::Argument, int(i), ""});
+    o.operands.push_back({PlanOperand::Kind::Argument, int(i), 0});
   }
   for (size_t h = 0; h < hosts.size(); ++h)
-    o.operands.push_back({PlanOperand::Kind::Host, int(h), ""});
+    o.operands.push_back({PlanOperand::Kind::Host, int(h), 0});
   k.args = std::move(args);
   k.hostInputs = std::move(hosts);
   k.ops.push_back(std::move(o));
-  k.results.push_back({0, "value"});
+  k.results.push_back({0, ResultRole::Value, -1});
   plan_.kernels.push_back(std::move(k));
   return plan_.kernels.back().id;
 }
 
-std::vector<int> Lowering::sequenceKernels(const std::string &name, const TypeRef &element,
+std::vector<int> Lowering::sequenceKernels(SequenceKind kind, const TypeRef &element,
                                            const std::string &context, SourceRange at) {
-  std::string prefix = context + ".seq_" + name + ".";
-  auto add = [&] { return helperKernel(prefix + "add", at, "add", {element, element}, element); };
-  auto zeros = [&] { return helperKernel(prefix + "zeros", at, "zeros", {}, element); };
-  if (name == "sum")
+  static const char *names[] = {"sum", "mean", "max", "min", "softmax"};
+  std::string prefix = context + ".seq_" + names[int(kind)] + ".";
+  auto add = [&] { return helperKernel(prefix + "add", at, OpKind::Add, {element, element}, element); };
+  auto zeros = [&] { return helperKernel(prefix + "zeros", at, OpKind::Zeros, {}, element); };
+  switch (kind) {
+  case SequenceKind::Sum:
     return {add(), zeros()};
-  if (name == "mean") {
-    HostInput n{"length", types::floatType(), nullptr};
-    return {add(), zeros(), helperKernel(prefix + "scale", at, "div", {element}, element, {n})};
+  case SequenceKind::Mean: {
+    HostInput n{"length", types::floatType(), nullptr, 1};
+    return {add(), zeros(), helperKernel(prefix + "scale", at, OpKind::Div, {element}, element, {n})};
   }
-  if (name == "softmax")
-    return {helperKernel(prefix + "exp", at, "exp", {element}, element), add(), zeros(),
-            helperKernel(prefix + "divide", at, "div", {element, element}, element)};
-  // max, min: element-wise maximum/minimum of neighbours.
-  return {helperKernel(prefix + (name == "max" ? "maximum" : "minimum"), at,
-                       name == "max" ? "maximum" : "minimum", {element, element}, element),
-          zeros()};
+  case SequenceKind::Softmax:
+    return {helperKernel(prefix + "exp", at, OpKind::Exp, {element}, element), add(), zeros(),
+            helperKernel(prefix + "divide", at, OpKind::Div, {element, element}, element)};
+  case SequenceKind::Max:
+    return {helperKernel(prefix + "maximum", at, OpKind::Maximum, {element, element}, element),
+            zeros()};
+  case SequenceKind::Min:
+    return {helperKernel(prefix + "minimum", at, OpKind::Minimum, {element, element}, element),
+            zeros()};
+  }
+  return {};
 }
 
 AVal Lowering::builtin(const std::string &name, std::vector<AVal> args, const TypeRef &type,
@@ -58,48 +66,89 @@ AVal Lowering::builtin(const std::string &name, std::vector<AVal> args, const Ty
   const BuiltinInfo *info = findBuiltin(name);
   if (info->kind == BuiltinKind::Combinator)
     return combinator(name, args, type, site, ctx);
-  bool anyTensor = false;
   for (const AVal &a : args)
-    anyTensor |= a.isTensorLike() || a.kind == AVal::Kind::Tuple;
+    if (a.kind == AVal::Kind::None)
+      return AVal::none(type);
   bool sequence = !args.empty() && args[0].type && args[0].type->kind == TypeKind::List;
   if (sequence) { // sum/mean/max/min/softmax across a sequence
-    UnfoldStep s = structuralStep(name, {args[0]}, ctx);
+    static const std::pair<const char *, SequenceKind> kinds[] = {
+        {"sum", SequenceKind::Sum}, {"mean", SequenceKind::Mean}, {"max", SequenceKind::Max},
+        {"min", SequenceKind::Min}, {"softmax", SequenceKind::Softmax}};
+    UnfoldStep s = structuralStep(ListOp::List, {args[0]});
     s.kind = UnfoldStep::Kind::Sequence;
-    s.text = "seq_" + s.text + " pairwise, depth ceil(log2 n)";
-    s.helpers = sequenceKernels(name, args[0].type->element0(), ctx.name, site.range());
+    s.range = site.range();
+    for (auto [n, kind] : kinds)
+      if (name == n)
+        s.sequence = kind;
+    s.text = "seq_" + name + "(" + s.values[0].text + ") pairwise, depth ceil(log2 n)";
+    s.helpers = sequenceKernels(s.sequence, args[0].type->element0(), ctx.name, site.range());
     return structural(ctx, std::move(s), type, maxStage(args));
   }
+  std::optional<OpKind> op = opNamed(name);
+  if (!op)
+    return notSupported(site.range(), "'" + name + "' here", type);
+  OpAttrs attrs;
   std::vector<AVal> operands;
-  for (const AVal &a : args)
-    if (a.isTensorLike() || a.kind == AVal::Kind::Host)
-      operands.push_back(a);
-  if (!anyTensor && (name == "zeros" || name == "ones" || name == "one_hot" || name == "tensor" ||
-                     name == "vector"))
-    return emit(ctx, name, operands, type, 0, site.range());
-  return emit(ctx, name, operands, type, double(width(type)) * 2, site.range());
+  switch (*op) {
+  case OpKind::Zeros: case OpKind::Ones:
+    break; // the sizes are in the type
+  case OpKind::OneHot: case OpKind::Vector:
+    operands = {args[1]}; // one_hot(D, i), vector(n, xs): the size is in the type
+    break;
+  case OpKind::Dropout:
+    if (!args[1].constant)
+      return notSupported(site.range(), "a dropout rate that is not a constant", type);
+    attrs.rate = args[1].number;
+    operands = {args[0]};
+    break;
+  default:
+    operands = args;
+  }
+  return emit(ctx, *op, operands, type, site.range(), attrs);
 }
 
 std::vector<HostExprRef> Lowering::hostOperands(const std::vector<AVal> &args) {
   std::vector<HostExprRef> operands;
-  for (const AVal &a : args)
-    operands.push_back(a.kind == AVal::Kind::Host ? a.expr
-                                                  : hostExpr(HostExpr::Kind::Name, a.text, a.type));
+  for (const AVal &a : args) {
+    if (a.kind == AVal::Kind::Handle) { // a list of tensors: a vector of handles at unfold time
+      auto e = hostExpr(HostExpr::Kind::Local, a.type);
+      e->handle = a.handle;
+      operands.push_back(e);
+    } else {
+      operands.push_back(a.expr); // null for what unfolding cannot hold: the verifier reports it
+    }
+  }
   return operands;
 }
 
 AVal Lowering::combinator(const std::string &name, std::vector<AVal> args, const TypeRef &type,
                           const Expr &site, Context &ctx) {
   int stage = maxStage(args);
-  if (name == "length" || name == "nth" || name == "zip" || name == "ngrams") {
+  static const std::pair<const char *, ListOp> listOps[] = {
+      {"length", ListOp::Length}, {"nth", ListOp::Nth}, {"zip", ListOp::Zip},
+      {"ngrams", ListOp::Ngrams}};
+  for (auto [n, op] : listOps) {
+    if (name != n)
+      continue;
     if (!type->isHost())
-      return structural(ctx, structuralStep(name, args, ctx), type, stage);
+      return structural(ctx, structuralStep(op, args), type, stage);
     std::string shown;
     for (const AVal &a : args)
       shown += (shown.empty() ? "" : ", ") + a.text;
-    return AVal::host(name + "(" + shown + ")", type,
-                      hostExpr(HostExpr::Kind::Call, name, type, hostOperands(args)));
+    auto call = hostExpr(HostExpr::Kind::Call, type, hostOperands(args));
+    call->listOp = op;
+    return AVal::host(name + "(" + shown + ")", type, call);
   }
-  std::string id = "%" + std::to_string(handles_++);
+  static const std::pair<const char *, CombinatorKind> loops[] = {
+      {"map", CombinatorKind::Map}, {"zip_with", CombinatorKind::ZipWith},
+      {"fold", CombinatorKind::Fold}, {"rnn", CombinatorKind::Rnn},
+      {"reduce", CombinatorKind::Reduce}};
+  UnfoldStep loop = makeStep(UnfoldStep::Kind::Combinator, "");
+  for (auto [n, kind] : loops)
+    if (name == n)
+      loop.combinator = kind;
+  if (!args[0].block)
+    return notSupported(site.range(), "the block given to '" + name + "'", type);
   auto elementOf = [](const AVal &list) {
     return list.type && list.type->kind == TypeKind::List ? list.type->element0()
                                                           : types::errorType();
@@ -107,38 +156,54 @@ AVal Lowering::combinator(const std::string &name, std::vector<AVal> args, const
   std::string how = name == "fold" || name == "rnn" ? "sequential: depth n"
                     : name == "reduce"              ? "balanced: depth ceil(log2 n)"
                                                     : "one instance per element";
-  UnfoldStep loop = makeStep(UnfoldStep::Kind::Combinator, "", name);
-  loop.target = id;
+  loop.target = newLocal(PlanLocal::Kind::StepResult, type);
+  std::string id = shown(loop.target);
   loop.type = type;
+  loop.range = site.range();
   for (size_t i = 1; i < args.size(); ++i)
     loop.values.push_back(valueOf(args[i]));
   std::string over = textOf(loop.values.back());
-  if (name == "zip_with")
+  if (loop.combinator == CombinatorKind::ZipWith)
     over = textOf(loop.values[0]) + ", " + over;
-  if (loop.values.size() == 2 && name != "zip_with")
+  if (loop.values.size() == 2 && loop.combinator != CombinatorKind::ZipWith)
     over += " from " + textOf(loop.values[0]);
   loop.text = id + " = " + name + " over " + over + " (" + how + ")";
   Context body(ctx.name + "." + name + std::to_string(loops_++), &loop.children);
-  // The block's arguments, named after this step so nested loops stay apart.
-  auto arg = [&](const char *what, const TypeRef &t) { return handleFor(id + "." + what, t, 0); };
+  // The block's arguments: locals of their own, so nested loops stay apart.
+  auto arg = [&](const char *what, const TypeRef &t) {
+    loop.loopLocals.push_back(newLocal(PlanLocal::Kind::LoopVariable, t, "", id + "." + what));
+    return fromHandle({loop.loopLocals.back(), {}}, id + "." + what, t, 0);
+  };
   std::vector<AVal> blockArgs;
-  if (name == "map")
-    blockArgs = {arg("x", elementOf(args[1]))};
-  else if (name == "zip_with")
+  switch (loop.combinator) {
+  case CombinatorKind::Map: blockArgs = {arg("x", elementOf(args[1]))}; break;
+  case CombinatorKind::ZipWith:
     blockArgs = {arg("x", elementOf(args[1])), arg("y", elementOf(args[2]))};
-  else if (name == "fold")
+    break;
+  case CombinatorKind::Fold:
     blockArgs = {arg("state", args[1].type), arg("x", elementOf(args.back()))};
-  else if (name == "rnn")
+    break;
+  case CombinatorKind::Rnn:
     blockArgs = {arg("x", elementOf(args.back())), arg("state", args[1].type)};
-  else // reduce
+    break;
+  case CombinatorKind::Reduce:
     blockArgs = {arg("a", elementOf(args.back())), arg("b", elementOf(args.back()))};
-  if (args[0].block) { // what one application gives out is a result of its kernels
-    StepValue each = valueOf(apply(args[0].block, blockArgs, types::errorType(), site, body));
+    break;
+  }
+  // What one application gives out is a result of its kernels.
+  TypeRef each = type;
+  if (loop.combinator == CombinatorKind::Map || loop.combinator == CombinatorKind::ZipWith)
+    each = type->element0();
+  else if (loop.combinator == CombinatorKind::Rnn)
+    each = types::tuple({type->elements[0]->element0(), type->elements[1]});
+  AVal result = apply(args[0].block, blockArgs, each, site, body);
+  if (result.kind != AVal::Kind::None) {
+    StepValue yielded = valueOf(result);
     finish(body);
-    loop.children.push_back(makeStep(UnfoldStep::Kind::Yield, "yield " + textOf(each), "", {each}));
+    loop.children.push_back(makeStep(UnfoldStep::Kind::Yield, "yield " + textOf(yielded), {yielded}));
   }
   ctx.steps->push_back(std::move(loop));
-  return handleFor(id, type, stage + 1);
+  return fromHandle({ctx.steps->back().target, {}}, id, type, stage + 1);
 }
 
 } // namespace foldc::lowering

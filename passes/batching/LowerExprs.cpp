@@ -16,15 +16,17 @@ AVal Lowering::eval(const Expr &e, Context &ctx) {
   case ExprKind::FloatLit:
   case ExprKind::StringLit:
   case ExprKind::BoolLit:
-    return AVal::constantValue(toSource(e), type);
+    return literal(e, type);
   case ExprKind::Name:
-    return evalName(static_cast<const NameExpr &>(e), type);
+    return evalName(static_cast<const NameExpr &>(e), type, ctx);
   case ExprKind::Member: {
     auto &m = static_cast<const MemberExpr &>(e);
     AVal base = eval(*m.base, ctx);
     if (m.selector.isIndex())
       return element(base, *m.selector.index);
-    return AVal::field(base, m.selector.field, type);
+    auto field = hostExpr(HostExpr::Kind::Field, type, {base.expr});
+    field->field = m.selector.field;
+    return AVal::host(toSource(e), type, field);
   }
   case ExprKind::Tuple: {
     AVal t;
@@ -36,11 +38,16 @@ AVal Lowering::eval(const Expr &e, Context &ctx) {
   }
   case ExprKind::Neg: {
     AVal x = eval(*static_cast<const NegExpr &>(e).operand, ctx);
-    if (x.kind == AVal::Kind::Host) // -x on the host is 0 - x
-      return AVal::host(toSource(e), type,
-                        hostExpr(HostExpr::Kind::Binary, "-", type,
-                                 {hostExpr(HostExpr::Kind::Literal, "0", type), x.expr}));
-    return emit(ctx, "neg", {x}, type, double(width(type)), e.range());
+    if (x.kind == AVal::Kind::Host) { // -x on the host is 0 - x
+      auto zero = hostExpr(HostExpr::Kind::Literal, type);
+      auto negated = hostExpr(HostExpr::Kind::Binary, type, {zero, x.expr});
+      negated->hostOp = HostOp::Sub;
+      AVal v = AVal::host(toSource(e), type, negated);
+      v.constant = x.constant;
+      v.number = -x.number;
+      return v;
+    }
+    return emit(ctx, OpKind::Neg, {x}, type, e.range());
   }
   case ExprKind::Binary:
     return evalBinary(static_cast<const BinaryExpr &>(e), type, ctx);
@@ -70,14 +77,14 @@ AVal Lowering::eval(const Expr &e, Context &ctx) {
       std::vector<HostExprRef> hosts;
       for (const AVal &x : elements)
         hosts.push_back(x.expr);
-      return AVal::host(toSource(e), type, hostExpr(HostExpr::Kind::List, "", type, hosts));
+      return AVal::host(toSource(e), type, hostExpr(HostExpr::Kind::List, type, hosts));
     }
-    return structural(ctx, structuralStep("list", elements, ctx), type, 0);
+    return structural(ctx, structuralStep(ListOp::List, elements), type, 0);
   }
   case ExprKind::Arrow:
     break;
   }
-  return AVal::unsupported(toSource(e), type);
+  return notSupported(e.range(), "this expression outside a layer's sizes", type);
 }
 
 AVal Lowering::tuple(std::vector<AVal> elements) {
@@ -99,24 +106,50 @@ AVal Lowering::blockValue(const TypeRef &type) {
   return v;
 }
 
-AVal Lowering::evalName(const NameExpr &name, const TypeRef &type) {
+AVal Lowering::constant(const std::string &text, const ConstValue &value, const TypeRef &type) {
+  auto e = hostExpr(HostExpr::Kind::Literal, type);
+  e->integer = value.intValue;
+  e->number = value.asDouble();
+  AVal v = AVal::host(text, type, e);
+  v.constant = true;
+  v.number = value.asDouble();
+  return v;
+}
+
+AVal Lowering::literal(const Expr &e, const TypeRef &type) {
+  auto lit = hostExpr(HostExpr::Kind::Literal, type);
+  AVal v = AVal::host(toSource(e), type, lit);
+  if (auto *i = dyn_cast<IntLitExpr>(&e))
+    lit->integer = i->value, lit->number = double(i->value);
+  else if (auto *f = dyn_cast<FloatLitExpr>(&e))
+    lit->number = f->value;
+  else if (auto *b = dyn_cast<BoolLitExpr>(&e))
+    lit->integer = b->value, lit->number = b->value;
+  else if (auto *str = dyn_cast<StringLitExpr>(&e))
+    lit->text = str->value;
+  v.constant = !isa<StringLitExpr>(&e);
+  v.number = lit->number;
+  return v;
+}
+
+AVal Lowering::evalName(const NameExpr &name, const TypeRef &type, Context &ctx) {
   const Symbol &sym = program_.names->names.at(&name);
   switch (sym.kind) {
   case Symbol::Kind::Local: {
     auto it = env_.find(sym.binding);
     if (it != env_.end())
       return it->second;
-    if (auto *p = static_cast<const ParamDecl *>(sym.binding); program_.params.count(p))
-      return AVal::named(ownerOf(p) + p->name, type); // a def-local param, read by an op
-    return AVal::named(name.name, type);
+    break; // a def-local param, read as a value
   }
   case Symbol::Kind::Param:
-    return AVal::named(name.name, type);
+    break;
   case Symbol::Kind::Const:
-    return AVal::constantValue(program_.consts->evaluate(name, nullptr)->toString(), type);
+    return constant(name.name, *program_.consts->evaluate(name, nullptr), type);
   default:
     return blockValue(type);
   }
+  // A parameter used as a value: every instance reads the same tensor.
+  return emitWithParam(ctx, OpKind::Read, {}, type, name.range(), paramKey(name));
 }
 
 std::string Lowering::ownerOf(const ParamDecl *param) {
@@ -128,49 +161,42 @@ std::string Lowering::ownerOf(const ParamDecl *param) {
   return "";
 }
 
-bool Lowering::isParam(const Expr &e, std::string &name) {
+std::string Lowering::paramKey(const Expr &e) {
   auto *n = dyn_cast<NameExpr>(&e);
   if (!n)
-    return false;
+    return "";
   const Symbol &sym = program_.names->names.at(n);
-  if (sym.kind == Symbol::Kind::Param) {
-    name = n->name;
-    return true;
-  }
-  if (sym.kind == Symbol::Kind::Local && !env_.count(sym.binding)) {
-    name = ownerOf(static_cast<const ParamDecl *>(sym.binding)) + n->name;
-    return true;
-  }
-  return false;
+  if (sym.kind == Symbol::Kind::Param)
+    return n->name;
+  if (sym.kind == Symbol::Kind::Local && !env_.count(sym.binding) &&
+      program_.params.count(static_cast<const ParamDecl *>(sym.binding)))
+    return ownerOf(static_cast<const ParamDecl *>(sym.binding)) + n->name;
+  return "";
 }
 
 AVal Lowering::evalBinary(const BinaryExpr &b, const TypeRef &type, Context &ctx) {
-  std::string param;
-  if (b.op == BinaryOp::MatMul && isParam(*b.rhs, param)) {
-    AVal x = eval(*b.lhs, ctx);
-    TypeRef w = program_.typeOf(*b.rhs);
-    AVal v = emit(ctx, "linear", {x}, type, 2.0 * double(width(w)), b.range(), param);
-    plan_.kernels[size_t(v.kernel)].params.insert(param);
-    return v;
-  }
-  if ((b.op == BinaryOp::Add) && isParam(*b.rhs, param)) {
-    AVal x = eval(*b.lhs, ctx);
-    AVal v = emit(ctx, "bias_add", {x}, type, double(width(type)), b.range(), param);
-    plan_.kernels[size_t(v.kernel)].params.insert(param);
-    return v;
+  // x @ W and x + b of a parameter: the kernels read it in place.
+  if (std::string key = paramKey(*b.rhs); !key.empty()) {
+    TypeRef rhs = program_.typeOf(*b.rhs);
+    TypeRef lhs = program_.typeOf(*b.lhs);
+    if (b.op == BinaryOp::MatMul && lhs->shape.size() == 1 && rhs->shape.size() == 2)
+      return emitWithParam(ctx, OpKind::Linear, {eval(*b.lhs, ctx)}, type, b.range(), key);
+    if (b.op == BinaryOp::Add && lhs->isTensor() && sameType(lhs, rhs))
+      return emitWithParam(ctx, OpKind::BiasAdd, {eval(*b.lhs, ctx)}, type, b.range(), key);
   }
   AVal lhs = eval(*b.lhs, ctx), rhs = eval(*b.rhs, ctx);
-  static const char *names[] = {"add", "sub", "mul", "div", "matmul", "eq",
-                                "ne",  "lt",  "le",  "gt",  "ge"};
-  static const char *symbols[] = {"+", "-", "*", "/", "@", "==", "!=", "<", "<=", ">", ">="};
-  if (lhs.kind == AVal::Kind::Host && rhs.kind == AVal::Kind::Host)
-    return AVal::host(
-        toSource(b), type,
-        hostExpr(HostExpr::Kind::Binary, symbols[int(b.op)], type, {lhs.expr, rhs.expr}));
-  double flops = b.op == BinaryOp::MatMul
-                     ? 2.0 * double(width(program_.typeOf(*b.lhs))) * double(width(type))
-                     : double(width(type));
-  return emit(ctx, names[int(b.op)], {lhs, rhs}, type, flops, b.range());
+  if (lhs.kind == AVal::Kind::Host && rhs.kind == AVal::Kind::Host) {
+    static const HostOp hostOps[] = {HostOp::Add, HostOp::Sub, HostOp::Mul, HostOp::Div,
+                                     HostOp::Add, HostOp::Eq,  HostOp::Ne,  HostOp::Lt,
+                                     HostOp::Le,  HostOp::Gt,  HostOp::Ge};
+    auto e = hostExpr(HostExpr::Kind::Binary, type, {lhs.expr, rhs.expr});
+    e->hostOp = hostOps[int(b.op)];
+    return AVal::host(toSource(b), type, e);
+  }
+  static const OpKind ops[] = {OpKind::Add, OpKind::Sub, OpKind::Mul, OpKind::Div,
+                               OpKind::MatMul, OpKind::Eq, OpKind::Ne, OpKind::Lt,
+                               OpKind::Le, OpKind::Gt, OpKind::Ge};
+  return emit(ctx, ops[int(b.op)], {lhs, rhs}, type, b.range());
 }
 
 AVal Lowering::evalIndexOrSlice(const Expr &e, const TypeRef &type, Context &ctx) {
@@ -178,34 +204,39 @@ AVal Lowering::evalIndexOrSlice(const Expr &e, const TypeRef &type, Context &ctx
                                         : *static_cast<const SliceExpr &>(e).base;
   AVal b = eval(base, ctx);
   if (b.type->kind == TypeKind::List) { // of a list: unfolding picks the elements
-    std::string name = isa<IndexExpr>(&e) ? "index" : "slice";
+    ListOp op = isa<IndexExpr>(&e) ? ListOp::Index : ListOp::Slice;
     std::vector<AVal> parts = {b};
     if (auto *index = dyn_cast<IndexExpr>(&e)) {
       parts.push_back(eval(*index->index, ctx));
     } else {
       auto &slice = static_cast<const SliceExpr &>(e);
-      parts.push_back(slice.lo ? eval(*slice.lo, ctx) : AVal::constantValue("0", types::intType()));
+      parts.push_back(slice.lo ? eval(*slice.lo, ctx)
+                               : constant("0", ConstValue{true, 0, 0}, types::intType()));
       if (slice.hi)
         parts.push_back(eval(*slice.hi, ctx));
     }
-    if (type->isHost())
-      return AVal::host(toSource(e), type,
-                        hostExpr(HostExpr::Kind::Call, name, type, hostOperands(parts)));
-    return structural(ctx, structuralStep(name, parts, ctx, toSource(e)), type, 0);
+    if (type->isHost()) {
+      auto call = hostExpr(HostExpr::Kind::Call, type, hostOperands(parts));
+      call->listOp = op;
+      return AVal::host(toSource(e), type, call);
+    }
+    return structural(ctx, structuralStep(op, parts, toSource(e)), type, 0);
   }
-  return emit(ctx, isa<IndexExpr>(&e) ? "index" : "slice", {b}, type, 0, e.range(),
-              boundsOf(e, b.type));
+  OpAttrs range;
+  std::tie(range.lo, range.hi) = boundsOf(e, b.type);
+  return emit(ctx, OpKind::Slice, {b}, type, e.range(), range);
 }
 
-std::string Lowering::boundsOf(const Expr &e, const TypeRef &base) {
-  auto value = [&](const Expr *x, long long otherwise) {
+std::pair<int64_t, int64_t> Lowering::boundsOf(const Expr &e, const TypeRef &base) {
+  auto value = [&](const Expr *x, int64_t otherwise) -> int64_t {
     return x ? program_.consts->evaluate(*x, nullptr)->intValue : otherwise;
   };
-  if (auto *index = dyn_cast<IndexExpr>(&e))
-    return std::to_string(value(index->index.get(), 0));
+  if (auto *index = dyn_cast<IndexExpr>(&e)) {
+    int64_t i = value(index->index.get(), 0);
+    return {i, i + 1};
+  }
   auto &slice = static_cast<const SliceExpr &>(e);
-  return std::to_string(value(slice.lo.get(), 0)) + ":" +
-         std::to_string(value(slice.hi.get(), base->shape.back()));
+  return {value(slice.lo.get(), 0), value(slice.hi.get(), base->shape.back())};
 }
 
 AVal Lowering::evalCall(const CallExpr &call, const TypeRef &type, Context &ctx) {
@@ -247,16 +278,23 @@ std::vector<AVal> Lowering::adapt(std::vector<AVal> args, size_t arity) {
 AVal Lowering::apply(const std::shared_ptr<const BlockValue> &block, std::vector<AVal> args,
                      const TypeRef &type, const Expr &site, Context &ctx) {
   if (!block)
-    return structural(ctx, structuralStep("call", args, ctx, "call " + toSource(site)), type,
-                      maxStage(args));
+    return notSupported(site.range(),
+                        "calling a block held in a local or parameter of a def that cannot be "
+                        "inlined (one with match, if, loops or recursion)",
+                        type);
   switch (block->kind) {
   case BlockValue::Kind::Def: {
     const FunctionDecl &fn = *block->def;
     args = adapt(std::move(args), fn.params.size());
     if (!inlinable(fn)) {
-      UnfoldStep call = structuralStep(fn.name, args, ctx);
+      UnfoldStep call = structuralStep(ListOp::List, args);
       call.kind = UnfoldStep::Kind::Call;
-      call.text = "call " + call.text;
+      call.function = functionIndex(fn);
+      call.range = site.range();
+      std::string list;
+      for (const StepValue &v : call.values)
+        list += (list.empty() ? "" : ", ") + v.text;
+      call.text = "call " + fn.name + "(" + list + ")";
       return structural(ctx, std::move(call), type, maxStage(args));
     }
     for (size_t i = 0; i < args.size(); ++i)
@@ -291,7 +329,9 @@ AVal Lowering::apply(const std::shared_ptr<const BlockValue> &block, std::vector
     AVal base = adapt(std::move(args), 1)[0];
     if (block->selector.isIndex())
       return element(base, *block->selector.index);
-    return AVal::field(base, block->selector.field, type);
+    auto field = hostExpr(HostExpr::Kind::Field, type, {base.expr});
+    field->field = block->selector.field;
+    return AVal::host(toSource(site), type, field);
   }
   case BlockValue::Kind::Partial: {
     std::vector<AVal> all;
@@ -308,67 +348,92 @@ AVal Lowering::apply(const std::shared_ptr<const BlockValue> &block, std::vector
   case BlockValue::Kind::Host: { // an imported C++ function, run at unfold time
     const HostFunction &f = program_.hostFunctions[size_t(block->hostFunction)];
     args = adapt(std::move(args), f.params.size());
-    return AVal::host(
-        toSource(site), type,
-        hostExpr(HostExpr::Kind::HostCall, f.qualifiedName, type, hostOperands(args)));
+    auto call = hostExpr(HostExpr::Kind::HostCall, type, hostOperands(args));
+    call->function = f.qualifiedName;
+    return AVal::host(toSource(site), type, call);
   }
   case BlockValue::Kind::Typed:
-    return structural(ctx,
-                      structuralStep("call", args, ctx, "call block " + toSource(*block->source)),
-                      type, maxStage(args));
+    return notSupported(site.range(),
+                        "calling a block parameter of a def that cannot be inlined (one with "
+                        "match, if, loops or recursion)",
+                        type);
   }
-  return AVal::unsupported("?", type);
+  return AVal::none(type);
 }
 
-UnfoldStep Lowering::lowerBranch(const std::string &label, const std::string &binder,
-                                 const std::string &contextName, const Expr &body,
-                                 const std::string &result) {
-  UnfoldStep arm =
-      makeStep(UnfoldStep::Kind::Arm, label + (binder.empty() ? "" : " " + binder) + ":", label);
-  arm.binder = binder;
+UnfoldStep Lowering::lowerBranch(UnfoldStep arm, const std::string &contextName, const Expr &body,
+                                 int result) {
   Context branch(contextName, &arm.children);
-  StepValue value = valueOf(eval(body, branch));
+  AVal v = eval(body, branch);
+  if (v.kind == AVal::Kind::None) {
+    finish(branch);
+    return arm;
+  }
+  StepValue value = valueOf(v);
   finish(branch);
-  UnfoldStep assign =
-      makeStep(UnfoldStep::Kind::Assign, result + " = " + textOf(value), "", {value});
+  UnfoldStep assign = makeStep(UnfoldStep::Kind::Assign,
+                               shown(result) + " = " + textOf(value), {value});
   assign.target = result;
   arm.children.push_back(std::move(assign));
   return arm;
 }
 
-AVal Lowering::branchResult(const std::string &result, const TypeRef &type) {
-  return type->isHost() ? AVal::named(result, type) : handleFor(result, type, 1);
+AVal Lowering::branchResult(int result, const TypeRef &type) {
+  return fromHandle({result, {}}, shown(result), type, 1);
 }
 
 AVal Lowering::evalMatch(const MatchExpr &m, const TypeRef &type, Context &ctx) {
   AVal scrutinee = eval(*m.scrutinee, ctx);
-  UnfoldStep s =
-      makeStep(UnfoldStep::Kind::Match, "match " + scrutinee.text, "", {valueOf(scrutinee)});
-  std::string result = "%" + std::to_string(handles_++);
-  s.target = result;
+  if (scrutinee.kind != AVal::Kind::Host)
+    return AVal::none(type);
+  UnfoldStep s = makeStep(UnfoldStep::Kind::Match, "match " + scrutinee.text, {valueOf(scrutinee)});
+  s.range = m.range();
+  s.target = newLocal(PlanLocal::Kind::StepResult, type);
   s.type = type;
+  const TypeRef &subject = scrutinee.type;
   for (const MatchArm &arm : m.arms) {
-    if (!arm.binder.empty())
-      env_[&arm] = AVal::named(arm.binder, program_.bindingTypes.at(&arm));
-    std::string ctor = arm.isDefault() ? "_" : arm.ctor;
-    s.children.push_back(lowerBranch(ctor, arm.binder,
-                                     ctx.name + "." + (arm.isDefault() ? "default" : ctor),
-                                     *arm.body, result));
+    std::string label = arm.isDefault() ? "_" : arm.ctor;
+    UnfoldStep a = makeStep(UnfoldStep::Kind::Arm, label + (arm.binder.empty() ? "" : " " + arm.binder) + ":");
+    a.range = arm.range;
+    if (arm.isDefault()) {
+      a.arm = UnfoldStep::ArmKind::Default;
+    } else if (subject->kind == TypeKind::Optional) {
+      a.arm = arm.ctor == "Some" ? UnfoldStep::ArmKind::Some : UnfoldStep::ArmKind::None;
+    } else {
+      a.arm = UnfoldStep::ArmKind::Variant;
+      const auto &variants = plan_.dataType(*subject).variants;
+      for (size_t v = 0; v < variants.size(); ++v)
+        if (variants[v].name == arm.ctor)
+          a.variant = int(v);
+    }
+    if (!arm.binder.empty()) {
+      TypeRef t = program_.bindingTypes.at(&arm);
+      a.binder = newLocal(PlanLocal::Kind::Binder, t, arm.binder);
+      env_[&arm] = fromHandle({a.binder, {}}, arm.binder, t, 0);
+    }
+    std::string context = ctx.name + "." + (arm.isDefault() ? "default" : arm.ctor);
+    s.children.push_back(lowerBranch(std::move(a), context, *arm.body, s.target));
   }
   ctx.steps->push_back(std::move(s));
-  return branchResult(result, type);
+  return branchResult(ctx.steps->back().target, type);
 }
 
 AVal Lowering::evalIf(const IfExpr &e, const TypeRef &type, Context &ctx) {
-  std::string result = "%" + std::to_string(handles_++);
-  UnfoldStep s =
-      makeStep(UnfoldStep::Kind::If, "if " + toSource(*e.cond), "", {valueOf(eval(*e.cond, ctx))});
-  s.target = result;
+  AVal cond = eval(*e.cond, ctx);
+  if (cond.kind != AVal::Kind::Host)
+    return AVal::none(type);
+  UnfoldStep s = makeStep(UnfoldStep::Kind::If, "if " + toSource(*e.cond), {valueOf(cond)});
+  s.range = e.range();
+  s.target = newLocal(PlanLocal::Kind::StepResult, type);
   s.type = type;
-  s.children.push_back(lowerBranch("then", "", ctx.name + ".then", *e.thenExpr, result));
-  s.children.push_back(lowerBranch("else", "", ctx.name + ".else", *e.elseExpr, result));
+  UnfoldStep then = makeStep(UnfoldStep::Kind::Arm, "then:");
+  then.arm = UnfoldStep::ArmKind::Then;
+  UnfoldStep otherwise = makeStep(UnfoldStep::Kind::Arm, "else:");
+  otherwise.arm = UnfoldStep::ArmKind::Else;
+  s.children.push_back(lowerBranch(std::move(then), ctx.name + ".then", *e.thenExpr, s.target));
+  s.children.push_back(lowerBranch(std::move(otherwise), ctx.name + ".else", *e.elseExpr, s.target));
   ctx.steps->push_back(std::move(s));
-  return branchResult(result, type);
+  return branchResult(ctx.steps->back().target, type);
 }
 
 } // namespace foldc::lowering

@@ -15,17 +15,15 @@ AVal Lowering::layer(const LayerDecl &decl, std::vector<AVal> args, const Expr &
   auto param = [&](const char *p) { return decl.name + "." + p; };
   switch (info.kind) {
   case LayerKind::Embedding:
-    result = emit(ctx, "gather", {x}, type, 0, at, param("E"));
-    plan_.kernels[size_t(result.kernel)].params.insert(param("E"));
+    result = emitWithParam(ctx, OpKind::Gather, {x}, type, at, param("E"));
     break;
   case LayerKind::FullyConnected: {
     TypeRef out = types::f32({info.out});
-    result = emit(ctx, "linear", {x}, out, 2.0 * double(info.in * info.out), at, param("W"));
-    result = emit(ctx, "bias_add", {result}, out, double(info.out), at, param("b"));
-    static const char *acts[] = {"", "tanh", "relu", "sigmoid"};
+    result = emitWithParam(ctx, OpKind::Linear, {x}, out, at, param("W"));
+    result = emitWithParam(ctx, OpKind::BiasAdd, {result}, out, at, param("b"));
+    static const OpKind acts[] = {OpKind::Neg, OpKind::Tanh, OpKind::ReLU, OpKind::Sigmoid};
     if (info.activation != Activation::None)
-      result = emit(ctx, acts[int(info.activation)], {result}, out, double(info.out), at);
-    plan_.kernels[size_t(result.kernel)].params.insert({param("W"), param("b")});
+      result = emit(ctx, acts[int(info.activation)], {result}, out, at);
     break;
   }
   case LayerKind::LSTM:
@@ -39,41 +37,41 @@ AVal Lowering::layer(const LayerDecl &decl, std::vector<AVal> args, const Expr &
   return result;
 }
 
-AVal Lowering::linearOf(const AVal &x, const std::string &param, int64_t in, int64_t out,
-                        Context &ctx, SourceRange at) {
-  AVal v = emit(ctx, "linear", {x}, types::f32({out}), 2.0 * double(in * out), at, param);
-  plan_.kernels[size_t(v.kernel)].params.insert(param);
-  return v;
+AVal Lowering::linearOf(const AVal &x, const std::string &param, int64_t out, Context &ctx,
+                        SourceRange at) {
+  return emitWithParam(ctx, OpKind::Linear, {x}, types::f32({out}), at, param);
 }
 
 AVal Lowering::sliceOf(const AVal &x, int64_t lo, int64_t hi, Context &ctx, SourceRange at) {
-  return emit(ctx, "slice", {x}, types::f32({hi - lo}), 0, at,
-              std::to_string(lo) + ":" + std::to_string(hi));
+  OpAttrs range;
+  range.lo = lo;
+  range.hi = hi;
+  return emit(ctx, OpKind::Slice, {x}, types::f32({hi - lo}), at, range);
 }
 
-AVal Lowering::elementwise(const std::string &op, std::vector<AVal> xs, int64_t h, Context &ctx,
+AVal Lowering::elementwise(OpKind op, std::vector<AVal> xs, int64_t h, Context &ctx,
                            SourceRange at) {
-  return emit(ctx, op, xs, types::f32({h}), double(h), at);
+  return emit(ctx, op, xs, types::f32({h}), at);
 }
 
 AVal Lowering::lstmCell(const LayerDecl &decl, const LayerInfo &info, const AVal &x,
                         const AVal &state, Context &ctx, SourceRange at) {
   int64_t h = info.out;
-  AVal gates = elementwise("add",
-                           {linearOf(x, decl.name + ".W", info.in, 4 * h, ctx, at),
-                            linearOf(element(state, 0), decl.name + ".U", h, 4 * h, ctx, at)},
+  AVal gates = elementwise(OpKind::Add,
+                           {linearOf(x, decl.name + ".W", 4 * h, ctx, at),
+                            linearOf(element(state, 0), decl.name + ".U", 4 * h, ctx, at)},
                            4 * h, ctx, at);
-  gates = emit(ctx, "bias_add", {gates}, types::f32({4 * h}), double(4 * h), at, decl.name + ".b");
-  plan_.kernels[size_t(gates.kernel)].params.insert(decl.name + ".b");
-  auto gate = [&](int k, const char *act) {
+  gates = emitWithParam(ctx, OpKind::BiasAdd, {gates}, types::f32({4 * h}), at, decl.name + ".b");
+  auto gate = [&](int k, OpKind act) {
     return elementwise(act, {sliceOf(gates, k * h, (k + 1) * h, ctx, at)}, h, ctx, at);
   };
-  AVal i = gate(0, "sigmoid"), f = gate(1, "sigmoid"), o = gate(2, "sigmoid"), u = gate(3, "tanh");
-  AVal c = elementwise("add",
-                       {elementwise("mul", {i, u}, h, ctx, at),
-                        elementwise("mul", {f, element(state, 1)}, h, ctx, at)},
+  AVal i = gate(0, OpKind::Sigmoid), f = gate(1, OpKind::Sigmoid), o = gate(2, OpKind::Sigmoid),
+       u = gate(3, OpKind::Tanh);
+  AVal c = elementwise(OpKind::Add,
+                       {elementwise(OpKind::Mul, {i, u}, h, ctx, at),
+                        elementwise(OpKind::Mul, {f, element(state, 1)}, h, ctx, at)},
                        h, ctx, at);
-  AVal next = elementwise("mul", {o, elementwise("tanh", {c}, h, ctx, at)}, h, ctx, at);
+  AVal next = elementwise(OpKind::Mul, {o, elementwise(OpKind::Tanh, {c}, h, ctx, at)}, h, ctx, at);
   return tuple({next, tuple({next, c})});
 }
 
@@ -81,28 +79,25 @@ AVal Lowering::gruCell(const LayerDecl &decl, const LayerInfo &info, const AVal 
                        Context &ctx, SourceRange at) {
   int64_t h = info.out;
   std::string U = decl.name + ".U";
-  AVal gx = emit(ctx, "bias_add", {linearOf(x, decl.name + ".W", info.in, 3 * h, ctx, at)},
-                 types::f32({3 * h}), double(3 * h), at, decl.name + ".b");
-  plan_.kernels[size_t(gx.kernel)].params.insert(decl.name + ".b");
-  AVal gs = linearOf(s, U, h, 3 * h, ctx, at);
+  AVal gx = emitWithParam(ctx, OpKind::BiasAdd, {linearOf(x, decl.name + ".W", 3 * h, ctx, at)},
+                          types::f32({3 * h}), at, decl.name + ".b");
+  AVal gs = linearOf(s, U, 3 * h, ctx, at);
   auto gate = [&](int k) {
-    return elementwise("sigmoid",
-                       {elementwise("add",
+    return elementwise(OpKind::Sigmoid,
+                       {elementwise(OpKind::Add,
                                     {sliceOf(gx, k * h, (k + 1) * h, ctx, at),
                                      sliceOf(gs, k * h, (k + 1) * h, ctx, at)},
                                     h, ctx, at)},
                        h, ctx, at);
   };
   AVal z = gate(0), r = gate(1);
-  AVal grs = linearOf(elementwise("mul", {r, s}, h, ctx, at), U, h, 3 * h, ctx, at);
-  AVal n = elementwise(
-      "tanh",
-      {elementwise("add", {sliceOf(gx, 2 * h, 3 * h, ctx, at), sliceOf(grs, 2 * h, 3 * h, ctx, at)},
-                   h, ctx, at)},
-      h, ctx, at);
-  AVal next = elementwise(
-      "add", {n, elementwise("mul", {z, elementwise("sub", {s, n}, h, ctx, at)}, h, ctx, at)}, h,
+  AVal grs = linearOf(elementwise(OpKind::Mul, {r, s}, h, ctx, at), U, 3 * h, ctx, at);
+  AVal candidate = elementwise(
+      OpKind::Add, {sliceOf(gx, 2 * h, 3 * h, ctx, at), sliceOf(grs, 2 * h, 3 * h, ctx, at)}, h,
       ctx, at);
+  AVal n = elementwise(OpKind::Tanh, {candidate}, h, ctx, at);
+  AVal keep = elementwise(OpKind::Mul, {z, elementwise(OpKind::Sub, {s, n}, h, ctx, at)}, h, ctx, at);
+  AVal next = elementwise(OpKind::Add, {n, keep}, h, ctx, at);
   return tuple({next, next});
 }
 

@@ -1,10 +1,13 @@
 // The lowering behind BatchingAnalysis.h: one walk over the typed program
-// that builds the kernels and the unfolding steps. Private to passes/; its
-// members are defined by node family in BatchingAnalysis.cpp (functions,
-// steps, kernels), LowerExprs.cpp, LowerLayers.cpp and LowerCombinators.cpp.
+// that builds the kernels and the unfolding steps. Private to
+// passes/batching/; its members are defined by node family in
+// BatchingAnalysis.cpp (module, functions, steps, kernels), LowerExprs.cpp,
+// LowerLayers.cpp and LowerCombinators.cpp.
 #pragma once
 
+#include "frontend/Diagnostics.h"
 #include "passes/batching/BatchPlan.h"
+#include "passes/sema/TypedProgram.h"
 
 #include <functional>
 #include <map>
@@ -14,21 +17,23 @@
 
 namespace foldc::lowering {
 
-/// A new host expression node (see HostExpr).
-HostExprRef hostExpr(HostExpr::Kind kind, std::string text, TypeRef type,
-                     std::vector<HostExprRef> operands = {});
+/// A new host expression node of `kind` (see HostExpr); fill the rest in place.
+std::shared_ptr<HostExpr> hostExpr(HostExpr::Kind kind, TypeRef type,
+                                   std::vector<HostExprRef> operands = {});
 
 /// What lowering knows about a value.
 struct AVal {
   enum class Kind { Host, Local, Handle, Tuple, Block, None } kind = Kind::None;
-  std::string text; ///< Host: source text; Handle: its name in the steps
+  std::string text; ///< for people: the source, or the handle's name in the plan
   TypeRef type;
   int kernel = -1, value = -1; ///< Local: value `value` of kernel `kernel`
   int stage = 0;               ///< Local, Handle
   std::vector<AVal> elements;  ///< Tuple
   std::shared_ptr<const BlockValue> block;
-  bool constant = false; ///< Host: a literal or const, folded into the kernel
+  bool constant = false; ///< Host: a number known at compile time, folded into kernels
+  double number = 0;     ///< its value
   HostExprRef expr;      ///< Host: how unfolding computes it
+  foldc::Handle handle;  ///< Handle
 
   bool isTensorLike() const { return kind == Kind::Local || kind == Kind::Handle; }
   static AVal host(std::string text, TypeRef type, HostExprRef expr) {
@@ -39,29 +44,10 @@ struct AVal {
     v.expr = std::move(expr);
     return v;
   }
-  /// A host value named `name` (a parameter, binder, loop element...).
-  static AVal named(const std::string &name, const TypeRef &type) {
-    return host(name, type, hostExpr(HostExpr::Kind::Name, name, type));
-  }
-  /// A host value code generation does not handle yet, shown as its source.
-  static AVal unsupported(const std::string &source, const TypeRef &type) {
-    return host(source, type, hostExpr(HostExpr::Kind::Unsupported, source, type));
-  }
-  static AVal constantValue(std::string text, TypeRef type) {
-    AVal v = host(text, type, hostExpr(HostExpr::Kind::Literal, text, type));
-    v.constant = true;
-    return v;
-  }
-  static AVal field(const AVal &base, const std::string &field, const TypeRef &type) {
-    return host(base.text + "." + field, type,
-                hostExpr(HostExpr::Kind::Field, field, type, {base.expr}));
-  }
-  static AVal handle(std::string text, TypeRef type, int stage) {
+  /// A value already reported as an error: lowering goes on without it.
+  static AVal none(TypeRef type) {
     AVal v;
-    v.kind = Kind::Handle;
-    v.text = std::move(text);
     v.type = std::move(type);
-    v.stage = stage;
     return v;
   }
 };
@@ -82,13 +68,26 @@ struct Context {
 
 class Lowering {
 public:
-  explicit Lowering(const TypedProgram &program) : program_(program) {}
+  Lowering(const TypedProgram &program, DiagnosticEngine &diag)
+      : program_(program), diag_(diag) {}
 
   BatchPlan run();
 
 private:
-  /// Kernels with the same code and parameters are one batching key.
+  // ------------------------------------------------------------ module
+  void collectDataTypes();
+  void collectParams();
+  void addParam(PlanParam param);
+  int paramIndex(const std::string &key) const;
+  int metricIndex(const std::string &name);
+  /// The model's example and output types; what codegen cannot give a model is reported here.
+  void checkModel(const FunctionDecl &model);
+
+  /// Kernels with the same key are one batching key.
   void mergeIdenticalKernels();
+
+  /// "not supported yet", located at the construct: tier 2 of the diagnostics.
+  AVal notSupported(SourceRange at, const std::string &what, const TypeRef &type);
 
   // ------------------------------------------------------------ inlining
   bool inlinable(const FunctionDecl &fn);
@@ -100,11 +99,19 @@ private:
 
   // ------------------------------------------------------------ functions
   void lowerFunction(const FunctionDecl &fn);
+  int functionIndex(const FunctionDecl &fn);
 
-  /// A value that arrives from a structural step; tuples arrive element-wise.
-  AVal handleFor(const std::string &name, const TypeRef &type, int stage);
+  /// A new local of the function being lowered. Step results are shown as
+  /// `%N` (N counting them), loop variables as `shown`, the rest by name.
+  int newLocal(PlanLocal::Kind kind, const TypeRef &type, const std::string &sourceName = "",
+               const std::string &shown = "");
+  const std::string &shown(int local) const { return function_->locals[size_t(local)].shown; }
 
-  static UnfoldStep makeStep(UnfoldStep::Kind kind, std::string text, std::string name = "",
+  /// The value held in `handle`: tuples holding tensors arrive element-wise,
+  /// host values as host expressions, tensors as handles.
+  AVal fromHandle(foldc::Handle handle, const std::string &text, const TypeRef &type, int stage);
+
+  static UnfoldStep makeStep(UnfoldStep::Kind kind, std::string text,
                              std::vector<StepValue> values = {});
 
   /// The context's kernels are placed, then `return value`.
@@ -112,7 +119,7 @@ private:
 
   void lowerStmt(const Stmt &s, Context &ctx);
 
-  void markResult(const AVal &v, const std::string &role, Context &ctx);
+  void markResult(AVal v, ResultRole role, int metric, Context &ctx, SourceRange at);
 
   void bind(const Pattern &p, const AVal &v);
 
@@ -144,16 +151,18 @@ private:
 
   static int indexOf(std::vector<HostInput> &inputs, const AVal &v);
 
-  /// Adds an operation over tensor operands (host operands become host inputs).
-  AVal emit(Context &ctx, const std::string &name, const std::vector<AVal> &operands, TypeRef type,
-            double flops, SourceRange range, std::string attribute = "");
+  /// Adds an operation over tensor operands (host operands become host
+  /// inputs, compile-time numbers constants).
+  AVal emit(Context &ctx, OpKind kind, const std::vector<AVal> &operands, TypeRef type,
+            SourceRange range, OpAttrs attrs = {});
+  /// An op reading parameter `key` (Gather, Linear, BiasAdd, Read).
+  AVal emitWithParam(Context &ctx, OpKind kind, const std::vector<AVal> &operands, TypeRef type,
+                     SourceRange range, const std::string &key);
 
   /// An op of `k` computing exactly what `op` does (same operation, operands
-  /// and attribute), or -1: written twice in the source, computed once.
+  /// and attributes), or -1: written twice in the source, computed once.
   /// Dropout is never shared: each use draws its own mask.
   static int sameOp(const KernelPlan &k, const PlanOp &op);
-
-  static int64_t width(const TypeRef &t);
 
   // ------------------------------------------------------------ expressions
   AVal eval(const Expr &e, Context &ctx);
@@ -162,26 +171,29 @@ private:
 
   AVal blockValue(const TypeRef &type);
 
-  AVal evalName(const NameExpr &name, const TypeRef &type);
+  AVal constant(const std::string &text, const ConstValue &value, const TypeRef &type);
+  AVal literal(const Expr &e, const TypeRef &type);
+
+  AVal evalName(const NameExpr &name, const TypeRef &type, Context &ctx);
 
   std::string ownerOf(const ParamDecl *param);
 
-  /// A parameter used as an operand: `linear x, leaf_cell.W`.
-  bool isParam(const Expr &e, std::string &name);
+  /// A parameter named by `e`: its key (`W`, `cell.W`), or empty.
+  std::string paramKey(const Expr &e);
 
   AVal evalBinary(const BinaryExpr &b, const TypeRef &type, Context &ctx);
 
   AVal evalIndexOrSlice(const Expr &e, const TypeRef &type, Context &ctx);
 
-  /// `lo:hi` of a tensor slice, or the index, with constants folded.
-  std::string boundsOf(const Expr &e, const TypeRef &base);
+  /// [lo, hi) of a tensor slice, or of the index, with constants folded.
+  std::pair<int64_t, int64_t> boundsOf(const Expr &e, const TypeRef &base);
 
-  /// A Structural step `name(values)`, shown as `shown` when given.
-  UnfoldStep structuralStep(const std::string &name, const std::vector<AVal> &args, Context &,
+  /// A Structural step computing `op` of `args`, shown as `shown` when given.
+  UnfoldStep structuralStep(ListOp op, const std::vector<AVal> &args,
                             const std::string &shown = "");
 
   /// Places a step of the unfolding that yields a value (a call, a
-  /// combinator...), naming its value with a new handle.
+  /// combinator...), naming its value with a new local.
   AVal structural(Context &ctx, UnfoldStep s, const TypeRef &type, int inputStage);
 
   int maxStage(const std::vector<AVal> &values);
@@ -198,31 +210,27 @@ private:
 
   // Recurrent cells are lowered to primitive operations, so they fuse with
   // what surrounds them and get their gradients from the primitives'.
-  AVal linearOf(const AVal &x, const std::string &param, int64_t in, int64_t out, Context &ctx,
-                SourceRange at);
+  AVal linearOf(const AVal &x, const std::string &param, int64_t out, Context &ctx, SourceRange at);
   AVal sliceOf(const AVal &x, int64_t lo, int64_t hi, Context &ctx, SourceRange at);
-  AVal elementwise(const std::string &op, std::vector<AVal> xs, int64_t h, Context &ctx,
-                   SourceRange at);
+  AVal elementwise(OpKind op, std::vector<AVal> xs, int64_t h, Context &ctx, SourceRange at);
 
-  /// lstm (brief §6): g = x@W + h@U + b; i, f, o, u from its quarters;
+  /// lstm: g = x@W + h@U + b; i, f, o, u from its quarters;
   /// c' = i*u + f*c; h' = o*tanh(c'); gives (h', (h', c')).
   AVal lstmCell(const LayerDecl &decl, const LayerInfo &info, const AVal &x, const AVal &state,
                 Context &ctx, SourceRange at);
 
-  /// gru (docs/language.md): z, r from x@W + s@U + b; n = tanh(x@W + b +
-  /// (r*s)@U) on the last third; s' = n + z*(s - n) = (1-z)*n + z*s; gives (s', s').
+  /// gru: z, r from x@W + s@U + b; n = tanh(x@W + b + (r*s)@U) on the last
+  /// third; s' = n + z*(s - n) = (1-z)*n + z*s; gives (s', s').
   AVal gruCell(const LayerDecl &decl, const LayerInfo &info, const AVal &x, const AVal &s,
                Context &ctx, SourceRange at);
 
   /// A kernel of one operation over tensor arguments `args` (and host
-  /// inputs), which a Sequence step instantiates in its loops.
-  int helperKernel(const std::string &name, SourceRange at, const std::string &op,
-                   std::vector<TypeRef> args, const TypeRef &type,
-                   std::vector<HostInput> hosts = {});
+  /// inputs), which a Sequence step's runtime loops instantiate.
+  int helperKernel(const std::string &name, SourceRange at, OpKind op, std::vector<TypeRef> args,
+                   const TypeRef &type, std::vector<HostInput> hosts = {});
 
-  /// The kernels of `name` across a sequence of `element`s (see UnfoldStep::helpers).
-  /// sum, max, min: [combine neighbours, zeros for an empty sequence].
-  std::vector<int> sequenceKernels(const std::string &name, const TypeRef &element,
+  /// The kernels of `kind` across a sequence of `element`s (see UnfoldStep::helpers).
+  std::vector<int> sequenceKernels(SequenceKind kind, const TypeRef &element,
                                    const std::string &context, SourceRange at);
 
   AVal builtin(const std::string &name, std::vector<AVal> args, const TypeRef &type,
@@ -237,25 +245,28 @@ private:
 
   /// One arm of a match or branch of an if: its own context, whose value is
   /// given out as `result`.
-  UnfoldStep lowerBranch(const std::string &label, const std::string &binder,
-                         const std::string &contextName, const Expr &body,
-                         const std::string &result);
+  UnfoldStep lowerBranch(UnfoldStep arm, const std::string &contextName, const Expr &body,
+                         int result);
 
   /// The value of a match or if. Its stage only groups work: correctness
   /// comes from placing kernels where their values are first used.
-  AVal branchResult(const std::string &result, const TypeRef &type);
+  AVal branchResult(int result, const TypeRef &type);
 
   AVal evalMatch(const MatchExpr &m, const TypeRef &type, Context &ctx);
 
   AVal evalIf(const IfExpr &e, const TypeRef &type, Context &ctx);
 
   const TypedProgram &program_;
+  DiagnosticEngine &diag_;
   BatchPlan plan_;
   std::map<const FunctionDecl *, bool> inlinable_;
+  std::map<const FunctionDecl *, int> functionIndex_;
   std::map<const void *, AVal> env_;
   std::map<int, Context *> owner_; ///< kernels not instantiated yet -> their context
   std::vector<std::string> fusing_;
-  int handles_ = 0, loops_ = 0;
+  FunctionPlan *function_ = nullptr; ///< the function being lowered
+  int loops_ = 0;                    ///< combinators lowered in it, for context names
+  SourceRange firstOutput_;
 };
 
 } // namespace foldc::lowering

@@ -1,18 +1,40 @@
 // Printing a batch plan for `foldc --emit=plan`.
 #include "passes/batching/BatchPlan.h"
 
+#include <set>
+#include <sstream>
+
 namespace foldc {
 
 namespace {
+
+std::string number(double v) {
+  std::ostringstream out;
+  out << v;
+  return out.str();
+}
 
 std::string operandText(const KernelPlan &k, const PlanOperand &o) {
   switch (o.kind) {
   case PlanOperand::Kind::Op: return "%" + std::to_string(o.index);
   case PlanOperand::Kind::Argument: return "%a" + std::to_string(o.index);
   case PlanOperand::Kind::Host: return "host " + k.hostInputs[size_t(o.index)].source;
-  case PlanOperand::Kind::Constant: return o.constant;
+  case PlanOperand::Kind::Constant: return number(o.constant);
   }
   return "?";
+}
+
+/// The attribute of `op` as printed: a parameter, a range or a rate.
+std::string attributeText(const BatchPlan &plan, const PlanOp &op) {
+  switch (opInfo(op.kind).attr) {
+  case OpAttr::None: return "";
+  case OpAttr::Param:
+    return op.attrs.param >= 0 ? plan.params[size_t(op.attrs.param)].key : "?";
+  case OpAttr::Range:
+    return std::to_string(op.attrs.lo) + ":" + std::to_string(op.attrs.hi);
+  case OpAttr::Rate: return "rate " + number(op.attrs.rate);
+  }
+  return "";
 }
 
 void printSteps(const std::vector<UnfoldStep> &steps, int depth, std::ostream &out) {
@@ -20,6 +42,16 @@ void printSteps(const std::vector<UnfoldStep> &steps, int depth, std::ostream &o
     out << std::string(size_t(2 * depth), ' ') << s.text << '\n';
     printSteps(s.children, depth + 1, out);
   }
+}
+
+std::string roleText(const BatchPlan &plan, const KernelResult &r) {
+  switch (r.role) {
+  case ResultRole::Value: return "value";
+  case ResultRole::Loss: return "loss";
+  case ResultRole::Output: return "output";
+  case ResultRole::Metric: return "metric " + plan.metrics[size_t(r.metric)];
+  }
+  return "";
 }
 
 void printKernel(const BatchPlan &plan, const KernelPlan &k, std::ostream &out) {
@@ -40,16 +72,19 @@ void printKernel(const BatchPlan &plan, const KernelPlan &k, std::ostream &out) 
   for (const HostInput &h : k.hostInputs)
     out << "  host " << h.source << ": " << toString(h.type) << '\n';
   if (!k.params.empty()) {
+    std::set<std::string> keys; // by name, so the listing reads the same whatever the order of declarations
+    for (int p : k.params)
+      keys.insert(plan.params[size_t(p)].key);
     out << "  params:";
-    for (const std::string &p : k.params)
-      out << ' ' << p;
+    for (const std::string &key : keys)
+      out << ' ' << key;
     out << '\n';
   }
   for (size_t i = 0; i < k.ops.size(); ++i) {
     const PlanOp &op = k.ops[i];
-    // Tensors after the name; parameters, ranges, host values and constants in brackets.
-    out << "  %" << i << " = " << op.name;
-    std::string tensors, others = op.attribute;
+    // Tensors after the name; attributes, host values and constants in brackets.
+    out << "  %" << i << " = " << opInfo(op.kind).name;
+    std::string tensors, others = attributeText(plan, op);
     for (const PlanOperand &o : op.operands) {
       std::string &list = o.isTensor() ? tensors : others;
       list += (list.empty() ? "" : ", ") + operandText(k, o);
@@ -60,8 +95,8 @@ void printKernel(const BatchPlan &plan, const KernelPlan &k, std::ostream &out) 
       out << " [" << others << ']';
     out << " : " << toString(op.type) << '\n';
   }
-  for (const auto &[value, role] : k.results)
-    out << "  result %" << value << ": " << role << '\n';
+  for (const KernelResult &r : k.results)
+    out << "  result %" << r.op << ": " << roleText(plan, r) << '\n';
   out << "  flops: " << k.flops() << '\n';
 }
 
@@ -73,7 +108,7 @@ void printPlan(const BatchPlan &plan, std::ostream &out) {
   for (const std::string &name : plan.inlined)
     out << "inlined def " << name << '\n';
   for (const FunctionPlan &f : plan.functions) {
-    out << (f.function->isModel() ? "model " : "def ") << f.function->name << '\n';
+    out << (f.isModel ? "model " : "def ") << f.name << '\n';
     printSteps(f.steps, 1, out);
   }
 }

@@ -18,12 +18,13 @@ struct BuiltinInfo {
   BuiltinKind kind;
   /// Combinators: the number of arguments of a full call (the last is the data).
   int arity = 0;
+  /// An element-wise function of one tensor (`tanh`, `exp`, ...): shape in, shape out.
+  bool elementwise = false;
 };
 
 /// The builtin called `name`, or null. `zeros`/`ones` are tensor functions
-/// that are also initialisers; `tanh`/`relu`/`sigmoid` also activations.
+/// that are also initialisers.
 const BuiltinInfo *findBuiltin(std::string_view name);
 bool isInitializerName(std::string_view name);
-bool isActivationName(std::string_view name);
 
 } // namespace foldc

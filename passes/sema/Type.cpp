@@ -1,6 +1,8 @@
 // Construction, comparison and printing of semantic types.
 #include "passes/sema/Type.h"
 
+#include "frontend/AST.h"
+
 namespace foldc {
 
 bool Type::isHost() const {

@@ -1,7 +1,7 @@
 // Semantic types: what the type checker infers and later passes read.
 #pragma once
 
-#include "frontend/AST.h"
+#include "frontend/ElementType.h"
 
 #include <cstdint>
 #include <memory>
@@ -11,6 +11,7 @@
 namespace foldc {
 
 struct Type;
+struct DataDecl; // an AST node: to codegen, only an identity (see BatchPlan::dataTypes)
 /// Types are immutable and shared; compare them with `sameType`, not `==`.
 using TypeRef = std::shared_ptr<const Type>;
 
@@ -46,6 +47,9 @@ struct Type {
   bool isHostNumber() const { return kind == TypeKind::Int || kind == TypeKind::Float; }
   const TypeRef &element0() const { return elements.front(); }
 };
+
+/// How a parameter is initialised (`param ... = uniform(a, b)`, layer defaults).
+enum class InitKind { Zeros, Ones, Uniform, Normal, Glorot, Constant };
 
 namespace types {
 TypeRef intType();

@@ -8,8 +8,6 @@
 namespace foldc {
 
 namespace {
-const std::set<std::string> kElementwise{"tanh", "sigmoid", "relu", "elu",  "softplus",
-                                         "exp",  "log",     "abs",  "sqrt", "square"};
 const std::set<std::string> kReductions{"sum", "mean", "max", "min"};
 } // namespace
 
@@ -124,7 +122,7 @@ TypeRef TypeChecker::checkBuiltinCall(const std::string &name, std::vector<Arg> 
     return checkCombinator(name, args, range);
   std::string quoted = "'" + name + "'";
 
-  if (kElementwise.count(name)) {
+  if (findBuiltin(name)->elementwise) {
     if (!expectArgCount(name, args, 1, 1, range))
       return types::errorType();
     bool floatOnly = name != "abs" && name != "square";

@@ -347,9 +347,15 @@ void TypeChecker::checkStmt(const Stmt &stmt, FunctionContext &context, bool isL
   case StmtKind::Output: {
     const Expr &value = *static_cast<const ValueStmt &>(stmt).value;
     check(value);
-    if (!fn.isModel())
+    if (!fn.isModel()) {
       diag_.error(stmt.range()) << "'output' is only allowed in a model; a def gives its result "
                                    "with 'return'";
+    } else if (context.output) {
+      diag_.error(stmt.range()) << "a model has one 'output'; this is a second";
+      diag_.note(context.output->range()) << "the first 'output' is here";
+    } else {
+      context.output = &stmt;
+    }
     return;
   }
   }

@@ -38,6 +38,7 @@ private:
     const FunctionDecl *fn;
     TypeRef declaredResult; ///< null when not written
     TypeRef result;         ///< what `return` gave
+    const Stmt *output = nullptr; ///< the model's `output`, once seen
   };
   void checkStmt(const Stmt &stmt, FunctionContext &context, bool isLast);
   /// Checks a returned value against the written result, noting where it is written.

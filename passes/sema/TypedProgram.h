@@ -55,8 +55,6 @@ struct LayerInfo {
   std::vector<Param> params;
 };
 
-enum class InitKind { Zeros, Ones, Uniform, Normal, Glorot, Constant };
-
 /// A param's type and initialiser (defaulted by rank when not written).
 struct ParamInfo {
   TypeRef type;
