@@ -107,8 +107,12 @@ private:
   /// Statements filling `target`'s fields from record JSON `json` at `path`.
   void readFields(const PlanDataType::Variant &v, const std::string &target,
                   const std::string &path) {
-    s_.line("const nlohmann::json &fields = foldc::rt::readRecord(*payload, " + path + ", " +
-            fieldList(v) + ");");
+    std::string read = "foldc::rt::readRecord(*payload, " + path + ", " + fieldList(v) + ");";
+    if (v.fields.empty()) { // still checked: no fields may be given
+      s_.line(read);
+      return;
+    }
+    s_.line("const nlohmann::json &fields = " + read);
     for (const PlanField &f : v.fields) {
       std::string read = reader(f.type, "fields[" + quoted(f.name) + "]",
                                 path + ".field(" + quoted(f.name) + ")");

@@ -1,7 +1,8 @@
-// The command line of a generated model (`NAME train|eval|infer`, §9): the
+// The command line of a generated model (`NAME train|eval|infer|check`): the
 // generated NAME_main.cpp calls runDriver with its Model and example reader.
 #pragma once
 
+#include "runtime/GradientCheck.h"
 #include "runtime/Jsonl.h"
 #include "runtime/Model.h"
 #include "runtime/Process.h"
@@ -27,6 +28,7 @@ struct DriverOptions {
   int epochs = 10, batchSize = 32, threads = 1;
   long limit = 0, devLimit = 0; ///< use only the first N examples (0: all)
   double lr = 0, clip = 0;      ///< lr 0: the optimizer's default
+  double step = 1e-2;           ///< check: the finite-difference step
   uint64_t seed = 1;
   bool noBatching = false;
 };
@@ -123,6 +125,26 @@ public:
     }
     std::cout.flush();
     return 0;
+  }
+
+  /// Gradients of the whole of --data against finite differences, and
+  /// batched against per-example: one JSON line; exit 1 when either fails.
+  int check() {
+    Dataset data = load(o_.data, o_.limit);
+    start();
+    std::vector<const Example *> all = data.pointers();
+    GradientCheck c = located(data, typename M::Batch(all), [&] {
+      return checkGradients(model_, typename M::Batch(all), o_.step);
+    });
+    nlohmann::json report = {{"probes", c.probes},
+                             {"failures", c.failures},
+                             {"worst", c.worst},
+                             {"worst_at", c.worstAt},
+                             {"batched_equals_unbatched", c.batchedEqualsUnbatched}};
+    if (!c.batchedEqualsUnbatched)
+      report["mismatch_at"] = c.mismatchAt;
+    std::cout << report.dump() << std::endl;
+    return c.passed() ? 0 : 1;
   }
 
 private:
@@ -236,8 +258,8 @@ private:
   M model_;
 };
 
-/// `NAME train|eval|infer` with the options of §9. Exit status: 0, 1 on bad
-/// data, parameters or files, 2 on bad usage.
+/// `NAME train|eval|infer|check`. Exit status: 0, 1 on bad data,
+/// parameters or files (or a failed check), 2 on bad usage.
 template <class M>
 int runDriver(int argc, char **argv, const std::string &name,
               typename Driver<M>::Reader read) {
@@ -269,6 +291,11 @@ int runDriver(int argc, char **argv, const std::string &name,
   common(eval);
   CLI::App *infer = app.add_subcommand("infer", "print each example's output as a JSON line");
   common(infer);
+  CLI::App *check = app.add_subcommand(
+      "check", "check the gradients on --data against finite differences, and batched against "
+               "per-example execution; prints one JSON line, exits 1 on a mismatch");
+  common(check);
+  check->add_option("--step", o.step, "finite-difference step (default 0.01)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError &e) {
@@ -280,6 +307,8 @@ int runDriver(int argc, char **argv, const std::string &name,
       return driver.train();
     if (eval->parsed())
       return driver.eval();
+    if (check->parsed())
+      return driver.check();
     return driver.infer();
   } catch (const std::exception &e) {
     std::cerr << name << ": error: " << e.what() << '\n';

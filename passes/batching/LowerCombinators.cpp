@@ -87,6 +87,16 @@ AVal Lowering::builtin(const std::string &name, std::vector<AVal> args, const Ty
   std::optional<OpKind> op = opNamed(name);
   if (!op)
     return notSupported(site.range(), "'" + name + "' here", type);
+  switch (opInfo(*op).family) {
+  case OpFamily::Reduce: case OpFamily::Argmax: case OpFamily::Softmax:
+  case OpFamily::LogSoftmax: case OpFamily::Concat: case OpFamily::Dot:
+    for (const AVal &a : args)
+      if (a.type->isTensor() && a.type->shape.size() >= 2)
+        return notSupported(site.range(), "'" + name + "' of a tensor of rank 2 or more", type);
+    break;
+  default:
+    break;
+  }
   OpAttrs attrs;
   std::vector<AVal> operands;
   switch (*op) {

@@ -222,6 +222,8 @@ AVal Lowering::evalIndexOrSlice(const Expr &e, const TypeRef &type, Context &ctx
     }
     return structural(ctx, structuralStep(op, parts, toSource(e)), type, 0);
   }
+  if (b.type->isTensor() && b.type->shape.size() >= 2)
+    return notSupported(e.range(), "indexing or slicing a tensor of rank 2 or more", type);
   OpAttrs range;
   std::tie(range.lo, range.hi) = boundsOf(e, b.type);
   return emit(ctx, OpKind::Slice, {b}, type, e.range(), range);
