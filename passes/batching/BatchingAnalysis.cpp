@@ -161,9 +161,39 @@ AVal Lowering::notSupported(SourceRange at, const std::string &what, const TypeR
   return AVal::none(type);
 }
 
+bool Lowering::calls(const FunctionDecl &fn, const FunctionDecl &target,
+                     std::set<const FunctionDecl *> &seen) const {
+  if (!seen.insert(&fn).second)
+    return false;
+  bool found = false;
+  std::function<void(const Expr &)> visit = [&](const Expr &e) {
+    if (auto *name = dyn_cast<NameExpr>(&e)) {
+      auto sym = program_.names->names.find(name);
+      if (sym != program_.names->names.end() && sym->second.kind == Symbol::Kind::Def) {
+        auto *callee = static_cast<const FunctionDecl *>(sym->second.decl);
+        found |= callee == &target || calls(*callee, target, seen);
+      }
+    }
+    forEachSubexpression(e, visit);
+  };
+  if (fn.exprBody)
+    visit(*fn.exprBody);
+  for (const StmtPtr &s : fn.body)
+    if (const Expr *value = valueOf(*s))
+      visit(*value);
+  return found;
+}
+
 bool Lowering::inlinable(const FunctionDecl &fn) {
   if (auto it = inlinable_.find(&fn); it != inlinable_.end())
     return it->second;
+  // A def that takes a block is specialised to the block at each call: it is
+  // inlined unless it is recursive (then calling the block is not supported).
+  for (const Parameter &p : fn.params)
+    if (program_.bindingTypes.at(&p)->kind == TypeKind::Block) {
+      std::set<const FunctionDecl *> seen;
+      return inlinable_[&fn] = !calls(fn, fn, seen);
+    }
   inlinable_[&fn] = false; // recursion is never inlined
   bool ok = true;
   for (const Parameter &p : fn.params)
@@ -200,19 +230,14 @@ bool Lowering::inlinable(const FunctionDecl &fn) {
       return;
     }
     default:
-      forEachChild(e, visit);
+      forEachSubexpression(e, visit);
     }
   };
   if (fn.exprBody)
     visit(*fn.exprBody);
-  for (const StmtPtr &s : fn.body) {
-    if (auto *let = dyn_cast<LetStmt>(s.get()))
-      visit(*let->value);
-    else if (auto *v = dyn_cast<ValueStmt>(s.get()))
-      visit(*v->value);
-    else if (auto *m = dyn_cast<MetricStmt>(s.get()))
-      visit(*m->value);
-  }
+  for (const StmtPtr &s : fn.body)
+    if (const Expr *value = valueOf(*s))
+      visit(*value);
   inlinable_[&fn] = ok;
   return ok;
 }
@@ -224,7 +249,7 @@ bool Lowering::isBlockParam(const FunctionDecl &fn, const void *binding) const {
   return false;
 }
 
-void Lowering::forEachChild(const Expr &e, const std::function<void(const Expr &)> &f) {
+void Lowering::forEachSubexpression(const Expr &e, const std::function<void(const Expr &)> &f) {
   if (auto *m = dyn_cast<MemberExpr>(&e))
     f(*m->base);
   else if (auto *i = dyn_cast<IndexExpr>(&e)) {
@@ -241,10 +266,40 @@ void Lowering::forEachChild(const Expr &e, const std::function<void(const Expr &
   else if (auto *b = dyn_cast<BinaryExpr>(&e)) {
     f(*b->lhs);
     f(*b->rhs);
+  } else if (auto *p = dyn_cast<PipeExpr>(&e)) {
+    f(*p->lhs);
+    f(*p->rhs);
   } else if (auto *t = dyn_cast<TupleExpr>(&e)) {
     for (auto &x : t->elements)
       f(*x);
+  } else if (auto *l = dyn_cast<ListExpr>(&e)) {
+    for (auto &x : l->elements)
+      f(*x);
+  } else if (auto *c = dyn_cast<CallExpr>(&e)) {
+    f(*c->callee);
+    for (const Argument &a : c->args)
+      f(*a.value);
+  } else if (auto *lambda = dyn_cast<LambdaExpr>(&e))
+    f(*lambda->body);
+  else if (auto *m = dyn_cast<MatchExpr>(&e)) {
+    f(*m->scrutinee);
+    for (const MatchArm &arm : m->arms)
+      f(*arm.body);
+  } else if (auto *i = dyn_cast<IfExpr>(&e)) {
+    f(*i->cond);
+    f(*i->thenExpr);
+    f(*i->elseExpr);
   }
+}
+
+const Expr *Lowering::valueOf(const Stmt &s) {
+  if (auto *let = dyn_cast<LetStmt>(&s))
+    return let->value.get();
+  if (auto *v = dyn_cast<ValueStmt>(&s))
+    return v->value.get();
+  if (auto *m = dyn_cast<MetricStmt>(&s))
+    return m->value.get();
+  return nullptr;
 }
 
 // ------------------------------------------------------------------ functions

@@ -331,9 +331,10 @@ AVal Lowering::apply(const std::shared_ptr<const BlockValue> &block, std::vector
     AVal base = adapt(std::move(args), 1)[0];
     if (block->selector.isIndex())
       return element(base, *block->selector.index);
-    auto field = hostExpr(HostExpr::Kind::Field, type, {base.expr});
+    TypeRef fieldType = type->isError() ? typeOfField(base.type, block->selector.field) : type;
+    auto field = hostExpr(HostExpr::Kind::Field, fieldType, {base.expr});
     field->field = block->selector.field;
-    return AVal::host(toSource(site), type, field);
+    return AVal::host(toSource(site), fieldType, field);
   }
   case BlockValue::Kind::Partial: {
     std::vector<AVal> all;
@@ -361,6 +362,18 @@ AVal Lowering::apply(const std::shared_ptr<const BlockValue> &block, std::vector
                         type);
   }
   return AVal::none(type);
+}
+
+TypeRef Lowering::typeOfField(const TypeRef &base, const std::string &field) const {
+  if (base && base->kind == TypeKind::Data) {
+    const PlanDataType &data = plan_.dataType(*base);
+    for (size_t v = 0; v < data.variants.size(); ++v)
+      if (base->variant < 0 || size_t(base->variant) == v)
+        for (const PlanField &f : data.variants[v].fields)
+          if (f.name == field)
+            return f.type;
+  }
+  return types::errorType();
 }
 
 UnfoldStep Lowering::lowerBranch(UnfoldStep arm, const std::string &contextName, const Expr &body,

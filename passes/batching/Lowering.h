@@ -12,6 +12,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -91,11 +92,16 @@ private:
 
   // ------------------------------------------------------------ inlining
   bool inlinable(const FunctionDecl &fn);
+  /// Whether `fn` calls `target`, directly or through other defs.
+  bool calls(const FunctionDecl &fn, const FunctionDecl &target,
+             std::set<const FunctionDecl *> &seen) const;
 
   /// A parameter of `fn` that takes a block: inlining substitutes the block given.
   bool isBlockParam(const FunctionDecl &fn, const void *binding) const;
 
-  static void forEachChild(const Expr &e, const std::function<void(const Expr &)> &f);
+  static void forEachSubexpression(const Expr &e, const std::function<void(const Expr &)> &f);
+  /// The expression a let, return, loss, output or metric statement computes.
+  static const Expr *valueOf(const Stmt &s);
 
   // ------------------------------------------------------------ functions
   void lowerFunction(const FunctionDecl &fn);
@@ -205,6 +211,9 @@ private:
 
   AVal apply(const std::shared_ptr<const BlockValue> &block, std::vector<AVal> args,
              const TypeRef &type, const Expr &site, Context &ctx);
+
+  /// The type of `base.field` (for accessor blocks applied inside a composition).
+  TypeRef typeOfField(const TypeRef &base, const std::string &field) const;
 
   AVal layer(const LayerDecl &decl, std::vector<AVal> args, const Expr &site, Context &ctx);
 
