@@ -112,8 +112,8 @@ private:
 
   std::string signature(const FunctionPlan &fn, const std::string &qualifier) const {
     std::string params;
-    for (int p : fn.params)
-      params += paramType(fn.locals[size_t(p)].type) + names_.local(fn, p) + ", ";
+    for (int p : fn.params) // a def need not read every parameter
+      params += "[[maybe_unused]] " + paramType(fn.locals[size_t(p)].type) + names_.local(fn, p) + ", ";
     return valueType(fn.result) + " " + qualifier + names_.function(fn) + "(" + params +
            "foldc::rt::BatchGraph &graph) const";
   }
@@ -155,7 +155,7 @@ private:
   void defineFunction(const FunctionPlan &f) {
     fn_ = &f;
     if (f.isModel) {
-      auto body = s_.scope("Model::Output Model::unfold(const Example &" +
+      auto body = s_.scope("Model::Output Model::unfold([[maybe_unused]] const Example &" +
                            names_.local(f, f.params[0]) + ", foldc::rt::BatchGraph &graph) const {");
       s_.line("Output output{};");
       s_.line("(void)graph; // unused when the model computes on host values only");

@@ -242,6 +242,8 @@ std::pair<int64_t, int64_t> Lowering::boundsOf(const Expr &e, const TypeRef &bas
 }
 
 AVal Lowering::evalCall(const CallExpr &call, const TypeRef &type, Context &ctx) {
+  if (type->kind == TypeKind::Block) // a partial application: a block, applied later
+    return blockValue(type);
   std::vector<AVal> args;
   for (const Argument &a : call.args)
     args.push_back(eval(*a.value, ctx));

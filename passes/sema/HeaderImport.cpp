@@ -82,7 +82,9 @@ public:
     uint32_t headerFile = sources_.addFile(found.string(), code);
     std::vector<std::string> args = {"-std=c++17", "-x", "c++", "-fsyntax-only",
                                      "-resource-dir", FOLDC_CLANG_RESOURCE_DIR,
-                                     "-I" + found.parent_path().string()};
+                                     // "-I" alone would take the next argument as its folder
+                                     "-I" + (found.has_parent_path() ? found.parent_path().string()
+                                                                     : std::string("."))};
     clang::TextDiagnosticBuffer clangDiags;
     std::unique_ptr<clang::ASTUnit> unit = clang::tooling::buildASTFromCodeWithArgs(
         code, args, found.string(), "foldc", std::make_shared<clang::PCHContainerOperations>(),
