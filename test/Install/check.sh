@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the foldc build in BUILD_DIR into a fresh prefix, then configures
 # and builds test/Install/CMakeLists.txt (an out-of-tree project) against it
-# with every program of examples/, and runs two of the generated drivers.
+# with every program of examples/ (and one with the Unix Makefiles
+# generator), and runs two of the generated drivers.
 # usage: check.sh SOURCE_DIR BUILD_DIR WORK_DIR
 set -euo pipefail
 source_dir=$1 build_dir=$2 work=$3
@@ -35,4 +36,10 @@ grep -q "Building CXX object CMakeFiles/calculator.dir" "$work/rebuild.log"
 python3 "$source_dir/examples/calculator/make_data.py" 50 1 > "$work/calc.jsonl"
 "$work/build/calculator_driver" train --data "$work/calc.jsonl" --epochs 2 --save "$work/calc.st"
 "$work/build/calculator_driver" infer --data "$work/calc.jsonl" --params "$work/calc.st" --limit 3
-echo "install: every example built out of tree against the installed foldc"
+# CMake's default generator (Unix Makefiles) builds a model too: foldc
+# creates the folders of -o and --depfile itself.
+cmake -S "$source_dir/test/Install" -B "$work/make" -G "Unix Makefiles" -DCMAKE_BUILD_TYPE=Release \
+  -DCMAKE_PREFIX_PATH="$work/prefix" -DFOLD_FILES="$work/src/attention.fold" >/dev/null
+cmake --build "$work/make" -j2 >/dev/null
+test -x "$work/make/attention_driver"
+echo "install: every example built out of tree against the installed foldc (Ninja; attention with Makefiles too)"
