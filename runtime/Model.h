@@ -28,7 +28,7 @@ struct RunOptions {
 /// The objective and metrics of some examples.
 struct BatchResult {
   int examples = 0;
-  double loss = 0; ///< sum of every loss / examples (the objective of §5)
+  double loss = 0; ///< sum of every loss / examples (the training objective)
   /// Per metric, in the order of Model::metricNames(): (sum, emissions).
   std::vector<std::pair<double, int64_t>> metrics;
 

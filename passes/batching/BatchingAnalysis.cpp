@@ -176,11 +176,7 @@ bool Lowering::calls(const FunctionDecl &fn, const FunctionDecl &target,
     }
     forEachSubexpression(e, visit);
   };
-  if (fn.exprBody)
-    visit(*fn.exprBody);
-  for (const StmtPtr &s : fn.body)
-    if (const Expr *value = valueOf(*s))
-      visit(*value);
+  forEachBodyExpression(fn, visit);
   return found;
 }
 
@@ -233,11 +229,7 @@ bool Lowering::inlinable(const FunctionDecl &fn) {
       forEachSubexpression(e, visit);
     }
   };
-  if (fn.exprBody)
-    visit(*fn.exprBody);
-  for (const StmtPtr &s : fn.body)
-    if (const Expr *value = valueOf(*s))
-      visit(*value);
+  forEachBodyExpression(fn, visit);
   inlinable_[&fn] = ok;
   return ok;
 }
@@ -290,6 +282,15 @@ void Lowering::forEachSubexpression(const Expr &e, const std::function<void(cons
     f(*i->thenExpr);
     f(*i->elseExpr);
   }
+}
+
+void Lowering::forEachBodyExpression(const FunctionDecl &fn,
+                                     const std::function<void(const Expr &)> &f) {
+  if (fn.exprBody)
+    f(*fn.exprBody);
+  for (const StmtPtr &s : fn.body)
+    if (const Expr *value = valueOf(*s))
+      f(*value);
 }
 
 const Expr *Lowering::valueOf(const Stmt &s) {

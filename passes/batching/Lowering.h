@@ -100,6 +100,9 @@ private:
   bool isBlockParam(const FunctionDecl &fn, const void *binding) const;
 
   static void forEachSubexpression(const Expr &e, const std::function<void(const Expr &)> &f);
+  /// `f` of each top-level expression of `fn`'s body.
+  static void forEachBodyExpression(const FunctionDecl &fn,
+                                    const std::function<void(const Expr &)> &f);
   /// The expression a let, return, loss, output or metric statement computes.
   static const Expr *valueOf(const Stmt &s);
 

@@ -1,4 +1,4 @@
-// The builtin names of the language (§6 of the brief) and what kind each is.
+// The builtin names of the language (docs/language.md) and what kind each is.
 #pragma once
 
 #include <string_view>

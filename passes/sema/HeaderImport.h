@@ -1,5 +1,5 @@
 // Header import: reads the C++ headers named by `import "h.h";` with Clang's
-// libTooling and turns their free functions into host functions (§8).
+// libTooling and turns their free functions into host functions (docs/language.md, "Imports").
 #pragma once
 
 #include "frontend/AST.h"

@@ -1,4 +1,4 @@
-// Type rules of the builtin functions and of the sequence combinators (§6).
+// Type rules of the builtin functions and of the sequence combinators.
 #include "passes/sema/TypeChecker.h"
 
 #include "passes/sema/Builtins.h"

@@ -297,7 +297,7 @@ TypeChecker::adaptArity(std::vector<Arg> args, size_t arity, SourceRange range,
 bool TypeChecker::accepts(const TypeRef &expected, const TypeRef &actual) const {
   if (expected->isError() || actual->isError() || sameType(expected, actual))
     return true;
-  // Lifting (§4): a host int or float where a scalar tensor is expected.
+  // Lifting (docs/language.md, "Type rules"): a host int or float where a scalar tensor is expected.
   if (expected->isScalarTensor() && actual->isHostNumber())
     return expected->element == ElementType::F32 || actual->kind == TypeKind::Int;
   if (expected->kind == TypeKind::Int && actual->isScalarTensor() &&

@@ -6,7 +6,7 @@
 #pragma once
 
 #include "runtime/BatchGraph.h"
-#include "runtime/Layers.h"
+#include "runtime/reference/Layers.h"
 
 #include <algorithm>
 #include <random>

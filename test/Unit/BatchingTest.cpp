@@ -1,7 +1,7 @@
 // Dynamic batching equals per-example execution: outputs, losses, gradients.
-#include "FiniteDifference.h"
+#include "runtime/GradientCheck.h"
 #include "runtime/Executor.h"
-#include "runtime/Layers.h"
+#include "runtime/reference/Layers.h"
 #include "runtime/WorkerPool.h"
 #include "runtime/reference/TreeLstm.h"
 
@@ -285,7 +285,7 @@ TEST(WholeModelGradient, TreeLstmMatchesFiniteDifferences) {
     Param &p = params.at(id);
     std::vector<float> analytic = p.grad;
     for (size_t k = 0; k < p.value.size(); ++k) {
-      double numeric = testing::centralDifference(p.value[k], 1e-2, [&] {
+      double numeric = foldc::rt::centralDifference(p.value[k], 1e-2, [&] {
         exec.forward(graph, ExecOptions{});
         return exec.objective();
       });

@@ -1,7 +1,7 @@
 // Generated models (every program of examples/, built by foldc_add_model):
 // their gradients against finite differences, and batched against
 // per-example execution for the loss, metrics and every gradient.
-#include "FiniteDifference.h"
+#include "runtime/GradientCheck.h"
 #include "attention.h"
 #include "calculator.h"
 #include "language_id.h"
@@ -52,51 +52,19 @@ std::vector<sentiment::Tree> sentimentExamples() {
       sentiment::readTree);
 }
 
-/// Every parameter's gradient, in ParamStore order.
-std::vector<std::vector<float>> gradients(const foldc::rt::ParamStore &params) {
-  std::vector<std::vector<float>> out;
-  for (int i = 0; i < params.count(); ++i)
-    out.push_back(params.at(i).grad);
-  return out;
-}
-
-/// Entries of a parameter to check: a spread of them, and for embedding
-/// tables the rows the examples use.
-std::vector<size_t> probes(const foldc::rt::Param &p) {
-  std::vector<size_t> out;
-  if (p.sparseRows) {
-    for (int32_t row : p.touchedRows)
-      for (int64_t k = 0; k < p.rowWidth(); k += p.rowWidth() / 3 + 1)
-        out.push_back(size_t(row * p.rowWidth() + k));
-    return out;
-  }
-  size_t step = size_t(p.size()) / 7 + 1;
-  for (size_t i = 0; i < size_t(p.size()); i += step)
-    out.push_back(i);
-  return out;
-}
-
-/// `step`: models with relu take a smaller one, so that few differences
-/// straddle its kink at 0.
+/// Gradients against central differences of step `step` (models with relu
+/// take a smaller one, so that few differences straddle its kink at 0), and
+/// batched against per-example, by the runtime's checkGradients.
 template <class Model, class Example>
 void expectFiniteDifferences(Model &model, const std::vector<Example> &examples,
                              double step = 1e-2) {
   auto batch = pointers(examples);
   model.init(5);
-  model.gradients(batch);
-  std::vector<std::vector<float>> analytic = gradients(model.params());
-  int checked = 0;
-  for (int id = 0; id < model.params().count(); ++id) {
-    foldc::rt::Param &p = model.params().at(id);
-    for (size_t i : probes(p)) {
-      double numeric = foldc::rt::testing::centralDifference(
-          p.value[i], step, [&] { return model.eval(batch).loss; });
-      double g = analytic[size_t(id)][i];
-      EXPECT_NEAR(numeric, g, 2e-3 + 2e-2 * std::abs(g)) << p.name << "[" << i << "]";
-      ++checked;
-    }
-  }
-  EXPECT_GT(checked, 20);
+  foldc::rt::GradientCheck check = foldc::rt::checkGradients(model, batch, step);
+  EXPECT_EQ(check.failures, 0) << "worst at " << check.worstAt << ": " << check.worst
+                               << " x the tolerance";
+  EXPECT_TRUE(check.batchedEqualsUnbatched) << check.mismatchAt;
+  EXPECT_GT(check.probes, 20);
 }
 
 template <class Model, class Example>
@@ -108,9 +76,9 @@ void expectBatchedEqualsUnbatched(Model &model, const std::vector<Example> &exam
   unbatched.batching = false;
   model.init(5);
   foldc::rt::BatchResult a = model.gradients(batch, batched, training);
-  std::vector<std::vector<float>> ga = gradients(model.params());
+  std::vector<std::vector<float>> ga = foldc::rt::gradientsOf(model.params());
   foldc::rt::BatchResult b = model.gradients(batch, unbatched, training);
-  std::vector<std::vector<float>> gb = gradients(model.params());
+  std::vector<std::vector<float>> gb = foldc::rt::gradientsOf(model.params());
   EXPECT_NEAR(a.loss, b.loss, 1e-4 * std::abs(b.loss));
   ASSERT_EQ(a.metrics.size(), b.metrics.size());
   for (size_t m = 0; m < a.metrics.size(); ++m) {

@@ -1,6 +1,6 @@
 // Finite-difference checks of every primitive kernel's backward pass.
 #include "KernelHarness.h"
-#include "runtime/Layers.h"
+#include "runtime/reference/Layers.h"
 #include "runtime/reference/TreeLstm.h"
 
 namespace foldc::rt {

@@ -2,7 +2,7 @@
 // gradients against central finite differences.
 #pragma once
 
-#include "FiniteDifference.h"
+#include "runtime/GradientCheck.h"
 #include "runtime/Kernel.h"
 #include "runtime/Params.h"
 

@@ -1,5 +1,5 @@
 // Finite-difference checks of every batched primitive's backward pass.
-#include "FiniteDifference.h"
+#include "runtime/GradientCheck.h"
 #include "runtime/Primitives.h"
 
 #include <gtest/gtest.h>
@@ -53,7 +53,7 @@ void checkOp(const OpCase &op, uint64_t seed = 1, int rows = 3) {
     op.params->zeroGrads();
   op.backward(inputs, y, weights, grads);
   const double h = 1e-3;
-  auto numeric = [&](float &x) { return testing::centralDifference(x, h, objective); };
+  auto numeric = [&](float &x) { return foldc::rt::centralDifference(x, h, objective); };
   for (size_t i = 0; i < inputs.size(); ++i)
     for (Eigen::Index k = 0; k < inputs[i].size(); ++k)
       EXPECT_NEAR(grads[i].data()[k], numeric(inputs[i].data()[k]),

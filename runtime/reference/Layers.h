@@ -70,7 +70,7 @@ private:
   int e_;
 };
 
-/// lstm(In -> H) as in the brief: args (x, h, c), results (h', c').
+/// lstm(In -> H) (docs/language.md): args (x, h, c), results (h', c').
 /// g = x@W + h@U + b; i, f, o = sigmoid(g[0:H], g[H:2H], g[2H:3H]);
 /// u = tanh(g[3H:4H]); c' = i*u + f*c; h' = o*tanh(c').
 template <int In, int H> class LstmKernel : public Kernel {
