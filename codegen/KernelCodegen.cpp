@@ -3,6 +3,7 @@
 
 #include "codegen/Naming.h"
 
+#include <algorithm>
 #include <set>
 #include <sstream>
 
@@ -402,10 +403,17 @@ private:
 
   void backward() {
     std::vector<bool> flows = gradientFlow();
+    if (std::find(flows.begin(), flows.end(), true) == flows.end()) {
+      s_.line("void backward(const foldc::rt::BackwardCall &) const override {} // no gradient flows");
+      return;
+    }
     auto fn = s_.scope("void backward(const foldc::rt::BackwardCall &c) const override {");
     s_.line("using namespace foldc::rt::ops;");
     s_.line("const int rows = c.rows;");
-    if (usesParams())
+    bool readsParams = false; // only ops a gradient reaches run backward
+    for (size_t i = 0; i < k_.ops.size(); ++i)
+      readsParams |= flows[i] && opInfo(k_.ops[i].kind).attr == OpAttr::Param;
+    if (readsParams)
       s_.line("foldc::rt::ParamStore &params = *c.ctx->params;");
     s_.line("Values v;");
     s_.line("compute(c, v); // recomputed: kernels keep nothing between passes");

@@ -34,6 +34,10 @@ std::string stringLiteral(const std::string &text) {
   return out + "\")";
 }
 
+/// Before a declaration the program may not read (a let nobody uses, a
+/// binder or loop element a block ignores).
+const std::string kUnused = "[[maybe_unused]] ";
+
 std::string doubleLiteral(double v) {
   std::ostringstream out;
   out.precision(17);
@@ -113,7 +117,7 @@ private:
   std::string signature(const FunctionPlan &fn, const std::string &qualifier) const {
     std::string params;
     for (int p : fn.params) // a def need not read every parameter
-      params += "[[maybe_unused]] " + paramType(fn.locals[size_t(p)].type) + names_.local(fn, p) + ", ";
+      params += kUnused + paramType(fn.locals[size_t(p)].type) + names_.local(fn, p) + ", ";
     return valueType(fn.result) + " " + qualifier + names_.function(fn) + "(" + params +
            "foldc::rt::BatchGraph &graph) const";
   }
@@ -185,7 +189,7 @@ private:
       std::string args;
       for (const StepValue &v : s.values)
         args += valueCpp(v) + ", ";
-      s_.line("const auto " + local(s.target) + " = " +
+      s_.line(kUnused + "const auto " + local(s.target) + " = " +
               names_.function(plan_.functions[size_t(s.function)]) + "(" + args + "graph);");
       return;
     }
@@ -258,14 +262,19 @@ private:
     else
       call += "{" + args + "}, {" + ints + "})";
     s_.line("// " + k.name + ", source line " + str(k.range.begin.line));
-    s_.line("const int32_t " + CppNames::instance(k) + " = " + call + ";");
+    // A kernel none of whose results is read still runs (its data checks,
+    // its place among the example's instances).
+    s_.line((k.results.empty() ? kUnused : "") + "const int32_t " + CppNames::instance(k) + " = " +
+            call + ";");
     for (size_t j = 0; j < k.results.size(); ++j)
       role(k.results[j].role, k.results[j].metric,
            "foldc::rt::ValueRef{" + CppNames::instance(k) + ", " + str(int64_t(j)) + "}");
   }
 
   /// The variable a match or if assigns in each arm.
-  void declareResult(const UnfoldStep &s) { s_.line(valueType(s.type) + " " + local(s.target) + "{};"); }
+  void declareResult(const UnfoldStep &s) {
+    s_.line(kUnused + valueType(s.type) + " " + local(s.target) + "{};");
+  }
 
   void match(const UnfoldStep &s) {
     declareResult(s);
@@ -287,7 +296,7 @@ private:
       auto a = s_.scope(keyword + (keyword == "if" ? " " : " if ") + "(const auto *" + p +
                         " = std::get_if<" + variant + ">(&(" + subject + ").value)) {");
       if (arm.binder >= 0)
-        s_.line("const " + variant + " &" + local(arm.binder) + " = *" + p + ";");
+        s_.line(kUnused + "const " + variant + " &" + local(arm.binder) + " = *" + p + ";");
       else
         s_.line("(void)" + p + ";");
       emitSteps(arm.children);
@@ -315,7 +324,7 @@ private:
     {
       auto present = s_.scope("if (" + subject + ") {");
       if (some && some->binder >= 0)
-        s_.line("const auto &" + local(some->binder) + " = *" + subject + ";");
+        s_.line(kUnused + "const auto &" + local(some->binder) + " = *" + subject + ";");
       if (some)
         emitSteps(some->children);
     }
@@ -345,7 +354,7 @@ private:
     switch (s.combinator) {
     case CombinatorKind::Map: {
       s_.line(valueType(s.type) + " " + id + ";");
-      auto loop = s_.scope("for (const auto &" + var(0) + " : " + valueCpp(s.values[0]) + ") {");
+      auto loop = s_.scope("for (" + kUnused + "const auto &" + var(0) + " : " + valueCpp(s.values[0]) + ") {");
       std::string each = body(s);
       s_.line(id + ".push_back(" + each + ");");
       return;
@@ -357,8 +366,8 @@ private:
       s_.line("const auto &" + t("ys") + " = " + valueCpp(s.values[1]) + ";");
       auto loop = s_.scope("for (size_t " + t("k") + " = 0; " + t("k") + " < std::min(" + t("xs") +
                            ".size(), " + t("ys") + ".size()); ++" + t("k") + ") {");
-      s_.line("const auto &" + var(0) + " = " + t("xs") + "[" + t("k") + "];");
-      s_.line("const auto &" + var(1) + " = " + t("ys") + "[" + t("k") + "];");
+      s_.line(kUnused + "const auto &" + var(0) + " = " + t("xs") + "[" + t("k") + "];");
+      s_.line(kUnused + "const auto &" + var(1) + " = " + t("ys") + "[" + t("k") + "];");
       std::string each = body(s);
       s_.line(id + ".push_back(" + each + ");");
       return;
@@ -366,12 +375,12 @@ private:
     case CombinatorKind::Fold: {
       s_.line(valueType(s.type) + " " + t("state") + " = " + valueCpp(s.values[0]) + ";");
       {
-        auto loop = s_.scope("for (const auto &" + var(1) + " : " + valueCpp(s.values[1]) + ") {");
-        s_.line("const auto " + var(0) + " = " + t("state") + ";");
+        auto loop = s_.scope("for (" + kUnused + "const auto &" + var(1) + " : " + valueCpp(s.values[1]) + ") {");
+        s_.line(kUnused + "const auto " + var(0) + " = " + t("state") + ";");
         std::string each = body(s);
         s_.line(t("state") + " = " + each + ";");
       }
-      s_.line("const " + valueType(s.type) + " " + id + " = " + t("state") + ";");
+      s_.line(kUnused + "const " + valueType(s.type) + " " + id + " = " + t("state") + ";");
       return;
     }
     case CombinatorKind::Rnn: {
@@ -379,14 +388,14 @@ private:
       s_.line(valueType(outputs) + " " + t("ys") + ";");
       s_.line(valueType(state) + " " + t("state") + " = " + valueCpp(s.values[0]) + ";");
       {
-        auto loop = s_.scope("for (const auto &" + var(0) + " : " + valueCpp(s.values[1]) + ") {");
-        s_.line("const auto " + var(1) + " = " + t("state") + ";");
+        auto loop = s_.scope("for (" + kUnused + "const auto &" + var(0) + " : " + valueCpp(s.values[1]) + ") {");
+        s_.line(kUnused + "const auto " + var(1) + " = " + t("state") + ";");
         std::string each = body(s);
         s_.line("const auto " + t("step") + " = " + each + ";");
         s_.line(t("ys") + ".push_back(std::get<0>(" + t("step") + "));");
         s_.line(t("state") + " = std::get<1>(" + t("step") + ");");
       }
-      s_.line("const auto " + id + " = std::make_tuple(" + t("ys") + ", " + t("state") + ");");
+      s_.line(kUnused + "const auto " + id + " = std::make_tuple(" + t("ys") + ", " + t("state") + ");");
       return;
     }
     case CombinatorKind::Reduce:
@@ -407,8 +416,9 @@ private:
       {
         auto pairs = s_.scope("for (size_t " + t("k") + " = 0; " + t("k") + " + 1 < " + t("level") +
                               ".size(); " + t("k") + " += 2) {");
-        s_.line("const auto &" + local(s.loopLocals[0]) + " = " + t("level") + "[" + t("k") + "];");
-        s_.line("const auto &" + local(s.loopLocals[1]) + " = " + t("level") + "[" + t("k") +
+        s_.line(kUnused + "const auto &" + local(s.loopLocals[0]) + " = " + t("level") + "[" +
+                t("k") + "];");
+        s_.line(kUnused + "const auto &" + local(s.loopLocals[1]) + " = " + t("level") + "[" + t("k") +
                 " + 1];");
         std::string each = body(s);
         s_.line(t("next") + ".push_back(" + each + ");");
@@ -419,7 +429,7 @@ private:
     }
     std::string empty = s.values.size() == 2 ? valueCpp(s.values[0])
                                              : "foldc::rt::emptyReduce<" + type + ">()";
-    s_.line("const " + type + " " + local(s.target) + " = " + t("level") + ".empty() ? " + empty +
+    s_.line(kUnused + "const " + type + " " + local(s.target) + " = " + t("level") + ".empty() ? " + empty +
             " : " + t("level") + "[0];");
   }
 
@@ -432,7 +442,7 @@ private:
     std::string args = "graph, " + valueCpp(s.values[0]);
     for (int helper : s.helpers)
       args += ", *kernels_[" + str(kernelIndex_[size_t(helper)]) + "]";
-    s_.line("const " + valueType(s.type) + " " + local(s.target) + " = foldc::rt::" + call + "(" +
+    s_.line(kUnused + "const " + valueType(s.type) + " " + local(s.target) + " = foldc::rt::" + call + "(" +
             args + ");");
   }
 
@@ -443,7 +453,7 @@ private:
     std::string value = s.listOp == ListOp::List
                             ? valueType(s.type) + "{" + commaSeparated(args, std::identity()) + "}"
                             : listOp(s.listOp, args, s.values.empty() ? nullptr : s.values[0].host.get());
-    s_.line("const " + valueType(s.type) + " " + local(s.target) + " = " + value + ";");
+    s_.line(kUnused + "const " + valueType(s.type) + " " + local(s.target) + " = " + value + ";");
   }
 
   // ------------------------------------------------------------ values

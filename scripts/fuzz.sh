@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# Tests foldc on inputs nobody wrote.
+#
+#   bash scripts/fuzz.sh programs [--count N] [--seed S]
+#       N random well-typed programs (test/fuzz/generate.py, seeds S..S+N-1)
+#       with data: each must compile with foldc, build with -Werror, and pass
+#       test/fuzz/check_program.sh. Ends with "N passed, M failed"; failing
+#       cases are kept (program, data, logs) under build/fuzz/failures/.
+#
+# It builds foldc first (scripts/build.sh) unless FOLDC_FUZZ_NO_BUILD=1.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+
+usage() { sed -n '2,12p' "$0" >&2; exit 2; }
+
+programs() {
+  local count=20 seed=1
+  while [ $# -gt 0 ]; do
+    case $1 in
+      --count) count=$2; shift 2 ;;
+      --seed) seed=$2; shift 2 ;;
+      *) usage ;;
+    esac
+  done
+  [ "${FOLDC_FUZZ_NO_BUILD:-0}" = 1 ] || bash scripts/build.sh
+  local work=$root/build/fuzz/programs-$seed-$count failures=$root/build/fuzz/failures
+  rm -rf "$work"
+  mkdir -p "$work/programs" "$failures"
+  echo "fuzz: installing foldc into $work/prefix" >&2
+  cmake --install build --prefix "$work/prefix" > /dev/null
+  local foldc=$work/prefix/bin/foldc
+  echo "fuzz: generating $count programs from seed $seed" >&2
+  local s dir
+  for ((s = seed; s < seed + count; s++)); do
+    dir=$work/programs/p$s
+    python3 test/fuzz/generate.py "$s" "$dir"
+    if ! "$foldc" --emit=cpp "$dir/prog.fold" > /dev/null 2> "$dir/foldc.log"; then
+      echo "foldc rejected the program (exit $?)" > "$dir/rejected"
+    fi
+  done
+  echo "fuzz: building them (one CMake project)" >&2
+  cmake -S test/fuzz -B "$work/build" -G Ninja -DPROGRAMS_DIR="$work/programs" \
+    -DCMAKE_PREFIX_PATH="$work/prefix" -DCMAKE_BUILD_TYPE=Release > "$work/configure.log"
+  cmake --build "$work/build" -j"$(nproc)" -- -k 0 > "$work/build.log" 2>&1 || true
+  local passed=0 failed=0 why
+  for ((s = seed; s < seed + count; s++)); do
+    dir=$work/programs/p$s
+    if [ -f "$dir/rejected" ]; then
+      why=$(cat "$dir/rejected")
+    elif [ ! -x "$work/build/p${s}_driver" ]; then
+      why="the generated C++ did not build (see build.log)"
+      grep -A3 "p$s\.foldc" "$work/build.log" | grep -m5 "error" > "$dir/build-errors.log" || true
+    elif ! why=$(bash test/fuzz/check_program.sh "$work/build/p${s}_driver" "$dir/prog.jsonl" "$dir/run"); then
+      :
+    else
+      passed=$((passed + 1))
+      continue
+    fi
+    failed=$((failed + 1))
+    echo "fuzz: seed $s failed: $why" >&2
+    rm -rf "$failures/seed-$s"
+    cp -r "$dir" "$failures/seed-$s"
+    echo "$why" > "$failures/seed-$s/why"
+  done
+  [ "$failed" -eq 0 ] || echo "fuzz: failing cases kept under $failures" >&2
+  echo "$passed passed, $failed failed"
+  [ "$failed" -eq 0 ]
+}
+
+[ $# -ge 1 ] || usage
+command=$1
+shift
+case $command in
+  programs) programs "$@" ;;
+  *) usage ;;
+esac

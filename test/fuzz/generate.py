@@ -1,0 +1,296 @@
+#!/usr/bin/env python3
+"""Random well-typed Fold programs and data of matching shape.
+
+  generate.py SEED OUT_DIR     writes OUT_DIR/prog.fold and OUT_DIR/prog.jsonl
+
+The program is a model over one example type that uses most of the language:
+records, a union with several variants, optionals, a recursive data type
+walked by a recursive def, every combinator, lambdas with captures, match and
+if in tensor and host positions, element-wise builtins, reductions, softmaxes,
+slices, concat, embeddings, fc/lstm/gru layers, params used as values,
+constant-only subexpressions, losses and metrics. Every tensor expression is
+built for a known width, so the program type-checks by construction. The data
+has empty lists, long sequences, and deep and unbalanced trees (bounded).
+"""
+import json
+import os
+import random
+import sys
+
+V = 6          # vocabulary of the ids in the data
+CLASSES = 3    # xent labels
+UNARY = ["tanh", "sigmoid", "softplus", "elu", "square"]
+
+
+class Program:
+    def __init__(self, rng):
+        self.rng = rng
+        self.decls = []      # top-level declarations after the data types
+        self.layers = {}     # key -> name, so a layer of one shape is reused sometimes
+        self.defs = []
+        self.params = {}
+        self.counter = 0
+
+    def fresh(self, prefix):
+        self.counter += 1
+        return f"{prefix}{self.counter}"
+
+    # ------------------------------------------------------------ declarations
+    def layer(self, kind, a, b, act=None):
+        key = (kind, a, b, act)
+        if key in self.layers and self.rng.random() < 0.6:
+            return self.layers[key]
+        name = self.fresh(kind[:3])
+        if kind == "embedding":
+            self.decls.append(f"layer {name} = embedding({a}, {b});")
+        elif kind == "fc":
+            self.decls.append(f"layer {name} = fc({a} -> {b}, act: {act});")
+        else:
+            self.decls.append(f"layer {name} = {kind}({a} -> {b});")
+        self.layers[key] = name
+        return name
+
+    def param(self, n):
+        if n not in self.params:
+            name = self.fresh("p")
+            init = self.rng.choice(["uniform(-0.5, 0.5)", "constant(0.3)", "normal(0.2)"])
+            self.decls.append(f"param {name}: f32[{n}] = {init};")
+            self.params[n] = name
+        return self.params[n]
+
+    # ------------------------------------------------------------ host values
+    def host_int(self, scope):
+        """An int in [0, V): a literal, a field, a binder's field."""
+        options = [str(self.rng.randrange(V))] + scope.get("ints", [])
+        if "example" in scope:
+            options += ["s.k", "s.rec.id"]
+        return self.rng.choice(options)
+
+    def host_float(self, scope):
+        options = ["0.5", "-1.25"] + scope.get("floats", [])
+        if "example" in scope:
+            options += ["s.x", "s.rec.w", "(s.x * 0.5 + 1.0)"]
+        return self.rng.choice(options)
+
+    # ------------------------------------------------------------ tensors
+    def tensor(self, n, depth, scope):
+        """A Fold expression of type f32[n]."""
+        lets = [v for v, w in scope.get("lets", []) if w == n]
+        if depth <= 0:
+            leaves = [f"{self.layer('embedding', V, n)}({self.host_int(scope)})",
+                      f"ones({n}) * {self.host_float(scope)}", self.param(n)] + lets
+            return self.rng.choice(leaves)
+        d = depth - 1
+        r = self.rng
+        if "example" not in scope:  # inside a def over a tree: no `s`
+            return f"{r.choice(UNARY)}({self.tensor(n, 0, scope)})"
+        choices = [
+            lambda: f"{r.choice(UNARY)}({self.tensor(n, d, scope)})",
+            lambda: f"log(square({self.tensor(n, d, scope)}) + 1.0)",
+            lambda: f"sqrt(square({self.tensor(n, d, scope)}) + 1.0)",
+            lambda: f"exp({self.tensor(n, d, scope)} * 0.1)",
+            lambda: f"abs({self.tensor(n, d, scope)} + 3.0)",
+            lambda: f"({self.tensor(n, d, scope)} {r.choice(['+', '-', '*'])} {self.tensor(n, d, scope)})",
+            lambda: f"({self.tensor(n, d, scope)} / (square({self.tensor(n, d, scope)}) + 1.0))",
+            lambda: f"({self.tensor(n, d, scope)} * {self.host_float(scope)})",
+            lambda: f"({self.tensor(n, d, scope)} - {self.scalar(d, scope)})",
+            lambda: self.fc(n, d, scope),
+            lambda: self.across(n, d, scope),
+            lambda: self.fold(n, d, scope),
+            lambda: self.recurrent(n, d, scope),
+            lambda: self.match_item(n, d, scope),
+            lambda: self.branch(n, d, scope),
+            lambda: self.optional(n, d, scope),
+            lambda: self.tree(n, d, scope),
+            lambda: self.zip_with(n, d, scope),
+            lambda: self.reduce(n, d, scope),
+            lambda: f"softmax({self.tensor(n, d, scope)})",
+            lambda: f"log_softmax({self.tensor(n, d, scope)}) * 0.1",
+            lambda: f"vector({n}, [{', '.join(self.host_float(scope) for _ in range(n))}])",
+            lambda: f"(tanh(ones({n}) * {r.choice(['0.5', '2.0'])}) + zeros({n}))",
+            lambda: f"{self.param(n)} * {self.tensor(n, d, scope)}",
+            lambda: self.call(n, d, scope),
+        ]
+        if n >= 2:
+            choices.append(lambda: self.concat(n, d, scope))
+            choices.append(lambda: f"one_hot({n}, s.k)")  # k < 2 <= n
+        choices.append(lambda: self.slice(n, d, scope))
+        if lets:
+            choices.append(lambda: r.choice(lets))
+        return r.choice(choices)()
+
+    def scalar(self, depth, scope):
+        """An f32 scalar expression."""
+        m = self.rng.randint(1, 3)
+        return self.rng.choice([
+            f"sum({self.tensor(m, depth, scope)})",
+            f"max({self.tensor(m, depth, scope)})",
+            f"dot({self.tensor(m, depth, scope)}, {self.tensor(m, depth, scope)})",
+            f"({self.tensor(m, depth, scope)})[0]",
+            f"tensor({self.host_float(scope)})",
+        ])
+
+    def fc(self, n, d, scope):
+        m = self.rng.randint(1, 4)
+        act = self.rng.choice(["tanh", "sigmoid", "none", "relu"])
+        inner = self.tensor(m, d, scope)
+        if act == "relu":  # keep the kink away from the initial values
+            inner = f"({inner} + 2.0)"
+        return f"{self.layer('fc', m, n, act)}({inner})"
+
+    def concat(self, n, d, scope):
+        a = self.rng.randint(1, n - 1)
+        return f"concat({self.tensor(a, d, scope)}, {self.tensor(n - a, d, scope)})"
+
+    def slice(self, n, d, scope):
+        m = n + self.rng.randint(1, 3)
+        lo = self.rng.randint(0, m - n)
+        return f"({self.tensor(m, d, scope)})[{lo}:{lo + n}]"
+
+    def each_word(self, n, d, scope):
+        """A lambda body over a word id `w` that captures the scope."""
+        inner = dict(scope, ints=scope.get("ints", []) + ["w"])
+        return self.tensor(n, max(d - 1, 0), inner)
+
+    def across(self, n, d, scope):
+        how = self.rng.choice(["sum", "mean", "max", "min"])
+        return f"{how}(map(|w| {self.each_word(n, d, scope)}, s.ids))"
+
+    def fold(self, n, d, scope):
+        join = self.layer("fc", 2 * n, n, "tanh")
+        return f"fold(|acc, w| {join}(concat(acc, {self.each_word(n, d, scope)})), {self.tensor(n, 0, scope)}, s.ids)"
+
+    def recurrent(self, n, d, scope):
+        m = self.rng.randint(1, 3)
+        xs = f"map(|w| {self.each_word(m, d, scope)}, s.ids)"
+        if self.rng.random() < 0.5:
+            cell = self.layer("lstm", m, n)
+            part = self.rng.choice(["1.0", "1.1"])
+            return f"rnn({cell}, (zeros({n}), zeros({n})), {xs}).{part}"
+        cell = self.layer("gru", m, n)
+        return f"fold(|st, x| {cell}(x, st).0, zeros({n}), {xs})"
+
+    def zip_with(self, n, d, scope):
+        inner = dict(scope, ints=scope.get("ints", []) + ["w"], floats=scope.get("floats", []) + ["x"])
+        body = self.tensor(n, max(d - 1, 0), inner)
+        return f"sum(zip_with(|w, x| {body} * x, s.ids, s.xs))"
+
+    def reduce(self, n, d, scope):
+        return f"reduce(|a, b| a + b * 0.5, zeros({n}), map(|w| {self.each_word(n, d, scope)}, s.ids))"
+
+    def match_item(self, n, d, scope):
+        arms = [
+            f"A a => {self.tensor(n, d, dict(scope, ints=scope.get('ints', []) + ['a.id']))}",
+            f"B b => {self.tensor(n, d, dict(scope, floats=scope.get('floats', []) + ['b.w']))} * b.w",
+        ]
+        if self.rng.random() < 0.5:
+            arms.append(f"C => {self.tensor(n, d, scope)}")
+        else:
+            arms.append(f"_ => {self.tensor(n, 0, scope)}")
+        self.rng.shuffle(arms)
+        return "match s.item { " + ", ".join(arms) + " }"
+
+    def branch(self, n, d, scope):
+        cond = self.rng.choice(["s.flag", "s.k > 0", "length(s.ids) > 2", "s.x < 0.0"])
+        return f"if {cond} {{ {self.tensor(n, d, scope)} }} else {{ {self.tensor(n, d, scope)} }}"
+
+    def optional(self, n, d, scope):
+        some = self.tensor(n, d, dict(scope, ints=scope.get("ints", []) + ["o"]))
+        return f"match s.opt {{ Some o => {some}, None => {self.tensor(n, 0, scope)} }}"
+
+    def tree(self, n, d, scope):
+        name = self.fresh("walk")
+        join = self.layer("fc", 2 * n, n, "tanh")
+        leaf = self.tensor(n, min(d, 1), {"ints": ["l.w"]})
+        self.defs.append(
+            f"def {name}(t: Tree) -> f32[{n}] = match t {{\n"
+            f"  Leaf l => {leaf},\n"
+            f"  Node nd => {join}(concat({name}(nd.l), {name}(nd.r))),\n}};")
+        return f"match s.tree {{ Some t => {name}(t), None => zeros({n}) }}"
+
+    def call(self, n, d, scope):
+        """A def that is not inlined (it takes the example)."""
+        name = self.fresh("part")
+        body = self.tensor(n, d, {"example": True})
+        self.defs.append(f"def {name}(s: S) -> f32[{n}] = {body};")
+        return f"{name}(s)"
+
+    # ------------------------------------------------------------ the model
+    def model(self):
+        r = self.rng
+        scope = {"lets": [], "example": True}
+        lines = []
+        for _ in range(r.randint(1, 4)):
+            n = r.randint(1, 4)
+            v = self.fresh("v")
+            lines.append(f"  let {v} = {self.tensor(n, r.randint(1, 3), scope)};")
+            scope["lets"].append((v, n))
+        h = self.fresh("h")
+        lines.append(f"  let {h} = {self.tensor(CLASSES, r.randint(1, 3), scope)};")
+        lines.append(f"  loss xent({h}, s.label);")
+        if r.random() < 0.5:
+            v, n = r.choice(scope["lets"])
+            lines.append(f"  loss mse(({v})[0], s.x) * 0.1;")
+        lines.append(f"  metric hit = argmax({h}) == s.label;")
+        if r.random() < 0.3:
+            lines.append("  metric long = length(s.ids) > 3;")
+        outputs = [h] + [v for v, _ in scope["lets"][: r.randint(0, 2)]]
+        lines.append(f"  output {outputs[0] if len(outputs) == 1 else '(' + ', '.join(outputs) + ')'};")
+        return "model m(s: S) {\n" + "\n".join(lines) + "\n}"
+
+    def source(self, seed):
+        body = self.model()  # first: it declares the layers, params and defs it uses
+        header = [
+            f"// Generated by test/fuzz/generate.py, seed {seed}.",
+            "data Rec = { id: int, w: float };",
+            "data Item = A { id: int } | B { w: float, ids: [int] } | C;",
+            "data Tree = Leaf { w: int } | Node { l: Tree, r: Tree, w: int };",
+            "data S = { ids: [int], xs: [float], k: int, x: float, flag: bool, label: int,",
+            "           opt: int?, item: Item, tree: Tree?, rec: Rec };",
+        ]
+        return "\n".join(header + self.decls + self.defs + [body]) + "\n"
+
+
+def tree(rng, depth):
+    if depth <= 0 or rng.random() < 0.3:
+        return {"Leaf": {"w": rng.randrange(V)}}
+    # Unbalanced on purpose: one side often much deeper than the other.
+    left = tree(rng, depth - 1)
+    right = tree(rng, rng.randint(0, depth - 1))
+    return {"Node": {"l": left, "r": right, "w": rng.randrange(V)}}
+
+
+def example(rng):
+    n = rng.choice([0, 0, 1, 2, 3, 5, 12])
+    item = rng.choice([
+        {"A": {"id": rng.randrange(V)}},
+        {"B": {"w": round(rng.uniform(-2, 2), 3), "ids": [rng.randrange(V) for _ in range(rng.randint(0, 3))]}},
+        {"C": {}},
+    ])
+    return {
+        "ids": [rng.randrange(V) for _ in range(n)],
+        "xs": [round(rng.uniform(-2, 2), 3) for _ in range(rng.randint(max(0, n - 1), n + 1))],
+        "k": rng.randrange(2),
+        "x": round(rng.uniform(-2, 2), 3),
+        "flag": rng.random() < 0.5,
+        "label": rng.randrange(CLASSES),
+        "opt": rng.randrange(V) if rng.random() < 0.6 else None,
+        "item": item,
+        "tree": tree(rng, rng.randint(0, 7)) if rng.random() < 0.8 else None,
+        "rec": {"id": rng.randrange(V), "w": round(rng.uniform(-1, 1), 3)},
+    }
+
+
+def main():
+    seed, out = int(sys.argv[1]), sys.argv[2]
+    rng = random.Random(seed)
+    os.makedirs(out, exist_ok=True)
+    with open(os.path.join(out, "prog.fold"), "w") as f:
+        f.write(Program(rng).source(seed))
+    with open(os.path.join(out, "prog.jsonl"), "w") as f:
+        for _ in range(rng.randint(2, 6)):
+            f.write(json.dumps(example(rng)) + "\n")
+
+
+if __name__ == "__main__":
+    main()
