@@ -5,14 +5,22 @@
 #       N random well-typed programs (test/fuzz/generate.py, seeds S..S+N-1)
 #       with data: each must compile with foldc, build with -Werror, and pass
 #       test/fuzz/check_program.sh. Ends with "N passed, M failed"; failing
-#       cases are kept (program, data, logs) under build/fuzz/failures/.
+#       cases are kept (program, data, logs, why) under build/fuzz/failures/.
 #
-# It builds foldc first (scripts/build.sh) unless FOLDC_FUZZ_NO_BUILD=1.
+#   bash scripts/fuzz.sh frontend|jsonl|safetensors [--seconds T]
+#       runs a libFuzzer target (test/fuzz/targets, built with clang and
+#       -fsanitize=fuzzer,address,undefined into build-fuzz/) for T seconds
+#       (default 60), seeded from the project's .fold files, JSONL lines or a
+#       valid parameter file. A crash prints its reproducer, kept under
+#       build-fuzz/crashes/TARGET/ (rerun: build-fuzz/.../fuzz_TARGET FILE).
+#
+# `programs` builds foldc first (scripts/build.sh) unless FOLDC_FUZZ_NO_BUILD=1,
+# and uses the build in FOLDC_BUILD_DIR (default build/).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
 
-usage() { sed -n '2,12p' "$0" >&2; exit 2; }
+usage() { sed -n '2,20p' "$0" >&2; exit 2; }
 
 programs() {
   local count=20 seed=1
@@ -24,11 +32,12 @@ programs() {
     esac
   done
   [ "${FOLDC_FUZZ_NO_BUILD:-0}" = 1 ] || bash scripts/build.sh
-  local work=$root/build/fuzz/programs-$seed-$count failures=$root/build/fuzz/failures
+  local build=${FOLDC_BUILD_DIR:-$root/build}
+  local work=$build/fuzz/programs-$seed-$count failures=$build/fuzz/failures
   rm -rf "$work"
   mkdir -p "$work/programs" "$failures"
   echo "fuzz: installing foldc into $work/prefix" >&2
-  cmake --install build --prefix "$work/prefix" > /dev/null
+  cmake --install "$build" --prefix "$work/prefix" > /dev/null
   local foldc=$work/prefix/bin/foldc
   echo "fuzz: generating $count programs from seed $seed" >&2
   local s dir
@@ -68,10 +77,42 @@ programs() {
   [ "$failed" -eq 0 ]
 }
 
+libfuzzer() {
+  local target=$1 seconds=60
+  shift
+  while [ $# -gt 0 ]; do
+    case $1 in
+      --seconds) seconds=$2; shift 2 ;;
+      *) usage ;;
+    esac
+  done
+  bash scripts/install-deps.sh
+  local build=$root/build-fuzz
+  CXX=clang++-14 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFOLDC_FUZZ=ON \
+    -DFOLDC_BUILD_TESTS=OFF -DFOLDC_BUILD_BENCH=OFF -DFOLDC_NATIVE=OFF > /dev/null
+  cmake --build "$build" -j"$(nproc)" --target "fuzz_$target"
+  local corpus=$build/corpus/$target crashes=$build/crashes/$target
+  mkdir -p "$corpus" "$crashes"
+  case $target in
+    frontend) cp examples/*/*.fold "$corpus/" 2>/dev/null
+              find test -name '*.fold' -exec cp -t "$corpus/" {} + 2>/dev/null || true ;;
+    jsonl) find test examples -name '*.jsonl' | while read -r f; do
+             split -l 1 -a 4 "$f" "$corpus/$(basename "$f" .jsonl)_"; done ;;
+    safetensors) python3 test/fuzz/targets/seed_safetensors.py "$corpus/seed.safetensors" ;;
+  esac
+  "$build/test/fuzz/targets/fuzz_$target" "$corpus" -max_total_time="$seconds" \
+    -artifact_prefix="$crashes/" -print_final_stats=1 2>&1 | grep -E "^(Done|stat::number_of_executed_units|==[0-9]+==ERROR|SUMMARY|artifact_prefix|Test unit written)" || true
+  if ls "$crashes"/crash-* "$crashes"/leak-* "$crashes"/timeout-* > /dev/null 2>&1; then
+    echo "fuzz: $target: reproducers in $crashes" >&2
+    return 1
+  fi
+}
+
 [ $# -ge 1 ] || usage
 command=$1
 shift
 case $command in
   programs) programs "$@" ;;
+  frontend|jsonl|safetensors) libfuzzer "$command" "$@" ;;
   *) usage ;;
 esac
