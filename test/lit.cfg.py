@@ -6,7 +6,7 @@ config.name = "foldc"
 # Run RUN lines with /bin/sh so tests can check exact exit statuses ($?).
 config.test_format = lit.formats.ShTest(execute_external=True)
 config.suffixes = [".fold", ".test"]
-config.excludes = ["Inputs", "Install", "Unit", "conformance"]  # conformance: ctest runs it
+config.excludes = ["Inputs", "Install", "Unit", "conformance", "fuzz"]  # ctest runs these
 config.test_source_root = os.path.join(config.foldc_source_root, "test")
 config.test_exec_root = os.path.join(config.foldc_binary_root, "test")
 
