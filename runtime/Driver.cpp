@@ -8,6 +8,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <numeric>
@@ -26,6 +28,7 @@ struct DriverOptions {
   double step = 1e-2;           ///< check: the finite-difference step
   uint64_t seed = 1;
   bool noBatching = false;
+  bool init = false; ///< eval, infer: fresh parameters, knowingly
 };
 
 /// Reports progress on stderr at most once a second.
@@ -62,6 +65,8 @@ public:
   Driver(const DriverOptions &options, DriverModel &model) : o_(options), model_(model) {}
 
   int train() {
+    checkWritable(o_.save);
+    checkWritable(o_.curve);
     Dataset data = load(0, o_.data, o_.limit), dev;
     if (!o_.dev.empty())
       dev = load(1, o_.dev, o_.devLimit);
@@ -118,7 +123,7 @@ public:
     Dataset data = load(0, o_.data, o_.limit);
     start();
     std::cout << evaluate(data).toJson(model_.metricNames()).dump() << std::endl;
-    return 0;
+    return flushed();
   }
 
   int infer() {
@@ -131,8 +136,7 @@ public:
            located(data, batch, [&] { return model_.infer(data.set, batch, runOptions()); }))
         std::cout << output.dump() << '\n';
     }
-    std::cout.flush();
-    return 0;
+    return flushed();
   }
 
   /// Gradients of the whole of --data against finite differences, and
@@ -154,6 +158,26 @@ public:
   }
 
 private:
+  /// A file that `--save` or `--curve` will write must have a folder to go
+  /// in: known before training, not after the first epoch.
+  static void checkWritable(const std::string &file) {
+    if (file.empty())
+      return;
+    std::filesystem::path folder = std::filesystem::path(file).parent_path();
+    if (!folder.empty() && !std::filesystem::is_directory(folder))
+      throw std::runtime_error("cannot write '" + file + "': no folder '" + folder.string() + "'");
+  }
+
+  /// 0 when standard output took everything written to it (a full disk or
+  /// a closed pipe is an error, not a silent loss).
+  static int flushed() {
+    std::cout.flush();
+    if (std::cout)
+      return 0;
+    std::cerr << "error: cannot write the output\n";
+    return 1;
+  }
+
   Dataset load(int set, const std::string &file, long limit) {
     Dataset data;
     data.set = set;
@@ -248,6 +272,28 @@ private:
   DriverModel &model_;
 };
 
+/// A finite number (CLI11's range checks let NaN and infinities through).
+const CLI::Validator kFinite(
+    [](std::string &text) {
+      double v = 0;
+      try {
+        v = std::stod(text);
+      } catch (const std::exception &) {
+        return std::string("not a number: ") + text;
+      }
+      return std::isfinite(v) ? std::string() : "not a finite number: " + text;
+    },
+    "FINITE");
+
+/// A count or seed written without a sign (CLI11 would wrap -1 to 2^64 - 1).
+const CLI::Validator kUnsigned(
+    [](std::string &text) {
+      return text.find_first_not_of("0123456789") == std::string::npos && !text.empty()
+                 ? std::string()
+                 : "expected a non-negative integer, found " + text;
+    },
+    "UINT");
+
 } // namespace
 
 int runDriver(int argc, char **argv, const std::string &name, DriverModel &model) {
@@ -258,36 +304,53 @@ int runDriver(int argc, char **argv, const std::string &name, DriverModel &model
     cmd->add_option("--data", o.data, "JSON Lines examples")->required();
     cmd->add_option("--params", o.params, "safetensors parameters to start from");
     cmd->add_option("--batch-size", o.batchSize, "examples per batch (default 32)")
-        ->check(CLI::PositiveNumber);
-    cmd->add_option("--threads", o.threads, "threads for Eigen (default 1)");
-    cmd->add_option("--seed", o.seed, "initialisation, shuffling and dropout seed (default 1)");
-    cmd->add_option("--limit", o.limit, "use only the first N examples of --data");
+        ->check(kUnsigned & CLI::Range(1, 1 << 30));
+    cmd->add_option("--threads", o.threads, "threads for Eigen (default 1)")
+        ->check(kUnsigned & CLI::Range(1, 1024));
+    cmd->add_option("--seed", o.seed, "initialisation, shuffling and dropout seed (default 1)")
+        ->check(kUnsigned);
+    cmd->add_option("--limit", o.limit, "use only the first N examples of --data (0: all)")
+        ->check(kUnsigned);
     cmd->add_flag("--no-batching", o.noBatching, "run every instance alone (the baseline)");
   };
   CLI::App *train = app.add_subcommand("train", "train on --data, evaluating --dev each epoch");
   common(train);
   train->add_option("--dev", o.dev, "JSON Lines examples evaluated after each epoch");
-  train->add_option("--dev-limit", o.devLimit, "use only the first N examples of --dev");
+  train->add_option("--dev-limit", o.devLimit, "use only the first N examples of --dev")
+      ->check(kUnsigned);
   train->add_option("--save", o.save, "write parameters here (the best dev loss with --dev)");
-  train->add_option("--epochs", o.epochs, "passes over --data (default 10)");
+  train->add_option("--epochs", o.epochs, "passes over --data (default 10)")
+      ->check(kUnsigned & CLI::Range(1, 1 << 30));
   train->add_option("--optimizer", o.optimizer, "sgd, adagrad or adam (default)")
       ->check(CLI::IsMember({"sgd", "adagrad", "adam"}));
-  train->add_option("--lr", o.lr, "learning rate (default: sgd 0.1, adagrad 0.05, adam 0.001)");
-  train->add_option("--clip", o.clip, "clip gradients to this global L2 norm (default: none)");
+  train->add_option("--lr", o.lr, "learning rate (default: sgd 0.1, adagrad 0.05, adam 0.001)")
+      ->check(kFinite & CLI::PositiveNumber);
+  train->add_option("--clip", o.clip, "clip gradients to this global L2 norm (default: none)")
+      ->check(kFinite & CLI::NonNegativeNumber);
   train->add_option("--curve", o.curve, "write the learning curve here as CSV");
   CLI::App *eval = app.add_subcommand("eval", "print the mean loss and metrics of --data as JSON");
   common(eval);
   CLI::App *infer = app.add_subcommand("infer", "print each example's output as a JSON line");
   common(infer);
+  // Evaluating or running untrained parameters is rarely meant: it is asked for.
+  for (CLI::App *cmd : {eval, infer})
+    cmd->add_flag("--init", o.init, "use new parameters initialised from --seed (no --params)")
+        ->excludes(cmd->get_option("--params"));
   CLI::App *check = app.add_subcommand(
       "check", "check the gradients on --data against finite differences, and batched against "
                "per-example execution; prints one JSON line, exits 1 on a mismatch");
   common(check);
-  check->add_option("--step", o.step, "finite-difference step (default 0.01)");
+  check->add_option("--step", o.step, "finite-difference step (default 0.01)")
+      ->check(kFinite & CLI::PositiveNumber);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError &e) {
     return app.exit(e) == 0 ? 0 : 2;
+  }
+  if ((eval->parsed() || infer->parsed()) && o.params.empty() && !o.init) {
+    std::cerr << name << ": error: " << (eval->parsed() ? "eval" : "infer")
+              << " needs --params FILE (or --init for new parameters from --seed)\n";
+    return 2;
   }
   try {
     Driver driver(o, model);

@@ -1,6 +1,7 @@
 // JSONL reading with located errors.
 #include "runtime/Jsonl.h"
 
+#include <filesystem>
 #include <fstream>
 
 namespace foldc::rt {
@@ -98,6 +99,8 @@ std::string readVariant(const json &value, const JsonPath &at, const json *&payl
 
 void forEachJsonLine(const std::string &file,
                      const std::function<void(const json &, const JsonPath &)> &onLine) {
+  if (std::filesystem::is_directory(file))
+    throw DataError(file + ": is a directory, not a JSON Lines file");
   std::ifstream in(file);
   if (!in)
     throw DataError(file + ": cannot open for reading");

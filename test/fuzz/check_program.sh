@@ -9,8 +9,8 @@ driver=$1 data=$2 work=$3
 check="python3 $(dirname "$0")/../Execution/Inputs/check.py"
 run() { echo "\$ $*" >> "$work.log"; "$@" >> "$work.log" 2>&1; }
 : > "$work.log"
-"$driver" infer --data "$data" --batch-size 4 > "$work.infer" 2>> "$work.log" || { echo "infer failed"; exit 1; }
-"$driver" infer --data "$data" --batch-size 4 --no-batching > "$work.infer1" 2>> "$work.log" || { echo "infer --no-batching failed"; exit 1; }
+"$driver" infer --init --data "$data" --batch-size 4 > "$work.infer" 2>> "$work.log" || { echo "infer failed"; exit 1; }
+"$driver" infer --init --data "$data" --batch-size 4 --no-batching > "$work.infer1" 2>> "$work.log" || { echo "infer --no-batching failed"; exit 1; }
 run $check same "$work.infer" "$work.infer1" 1e-5 || { echo "infer: batched != --no-batching"; exit 1; }
 run "$driver" check --data "$data" --step 1e-3 || { echo "check: gradients"; exit 1; }
 for i in 1 2; do
