@@ -11,6 +11,8 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <pthread.h>
 #include <iostream>
 #include <numeric>
 #include <optional>
@@ -294,6 +296,38 @@ const CLI::Validator kUnsigned(
     },
     "UINT");
 
+/// Runs `work` on a thread whose stack is `bytes` large; its exception, if
+/// any, is rethrown here.
+int onLargeStack(size_t bytes, const std::function<int()> &work) {
+  struct Job {
+    const std::function<int()> *work;
+    int result = 0;
+    std::exception_ptr error;
+  } job;
+  job.work = &work;
+  pthread_attr_t attributes;
+  pthread_attr_init(&attributes);
+  pthread_attr_setstacksize(&attributes, bytes);
+  pthread_t thread;
+  auto run = [](void *p) -> void * {
+    auto *j = static_cast<Job *>(p);
+    try {
+      j->result = (*j->work)();
+    } catch (...) {
+      j->error = std::current_exception();
+    }
+    return nullptr;
+  };
+  int failed = pthread_create(&thread, &attributes, run, &job);
+  pthread_attr_destroy(&attributes);
+  if (failed)
+    return work(); // no thread to be had: the ordinary stack
+  pthread_join(thread, nullptr);
+  if (job.error)
+    std::rethrow_exception(job.error);
+  return job.result;
+}
+
 } // namespace
 
 int runDriver(int argc, char **argv, const std::string &name, DriverModel &model) {
@@ -353,14 +387,15 @@ int runDriver(int argc, char **argv, const std::string &name, DriverModel &model
     return 2;
   }
   try {
-    Driver driver(o, model);
-    if (train->parsed())
-      return driver.train();
-    if (eval->parsed())
-      return driver.eval();
-    if (check->parsed())
-      return driver.check();
-    return driver.infer();
+    return onLargeStack(size_t(1) << 30, [&] {
+      Driver driver(o, model);
+      int status = train->parsed()   ? driver.train()
+                   : eval->parsed()  ? driver.eval()
+                   : check->parsed() ? driver.check()
+                                     : driver.infer();
+      model.unload();
+      return status;
+    });
   } catch (const std::exception &e) {
     std::cerr << name << ": error: " << e.what() << '\n';
     return 1;

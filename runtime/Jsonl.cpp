@@ -3,29 +3,53 @@
 
 #include <filesystem>
 #include <fstream>
+#include <vector>
 
 namespace foldc::rt {
 
 using nlohmann::json;
 
 JsonPath JsonPath::field(const std::string &name) const {
-  JsonPath p = *this;
-  p.path_ += (p.path_.empty() ? "" : ".") + name;
+  JsonPath p(*file_, line_);
+  p.parent_ = this;
+  p.field_ = name;
   return p;
 }
 
 JsonPath JsonPath::index(size_t i) const {
-  JsonPath p = *this;
-  p.path_ += "[" + std::to_string(i) + "]";
+  JsonPath p(*file_, line_);
+  p.parent_ = this;
+  p.index_ = i;
   return p;
 }
 
-void JsonPath::fail(const std::string &expected) const {
-  throw DataError(*file_ + ":" + std::to_string(line_) + ": " +
-                  (path_.empty() ? "example" : path_) + ": " + expected);
+std::string JsonPath::path() const {
+  std::vector<const JsonPath *> steps;
+  for (const JsonPath *p = this; p->parent_; p = p->parent_)
+    steps.push_back(p);
+  std::string text;
+  for (auto it = steps.rbegin(); it != steps.rend(); ++it) {
+    if (!(*it)->field_.empty())
+      text += (text.empty() ? "" : ".") + (*it)->field_;
+    else
+      text += "[" + std::to_string((*it)->index_) + "]";
+  }
+  return text;
 }
 
+void JsonPath::fail(const std::string &expected) const {
+  std::string at = path();
+  throw DataError(*file_ + ":" + std::to_string(line_) + ": " + (at.empty() ? "example" : at) +
+                  ": " + expected);
+}
+
+/// What was found instead: a scalar as written (shortened), a container by
+/// its kind (dumping one nested 10^5 deep would recurse as deep).
 static std::string found(const json &value) {
+  if (value.is_array())
+    return "found an array of " + std::to_string(value.size());
+  if (value.is_object())
+    return "found an object";
   std::string text = value.dump();
   if (text.size() > 40)
     text = text.substr(0, 37) + "...";
