@@ -616,8 +616,8 @@ AVal Lowering::emit(Context &ctx, OpKind kind, const std::vector<AVal> &operands
       return AVal::none(type); // already reported
   if (!type->isTensor())
     return notSupported(range, "'" + std::string(opInfo(kind).name) +
-                                   "' as a block whose result type is only known where it is "
-                                   "applied (e.g. inside `>>`); call it directly",
+                                   "' applied inside a composition, where its result type is "
+                                   "not known,",
                         type);
   int stage = 0;
   for (const AVal &o : operands)
