@@ -79,11 +79,11 @@ void Lowering::collectParams() {
   };
   for (const DeclPtr &d : program_.module->decls) {
     if (auto *p = dyn_cast<GlobalParamDecl>(d.get())) {
-      addParam(fromInfo(p->name, program_.params.at(&p->param)));
+      plan_.params.push_back(fromInfo(p->name, program_.params.at(&p->param)));
     } else if (auto *fn = dyn_cast<FunctionDecl>(d.get())) {
       for (const StmtPtr &st : fn->body)
         if (auto *ps = dyn_cast<ParamStmt>(st.get()))
-          addParam(fromInfo(fn->name + "." + ps->param.name, program_.params.at(&ps->param)));
+          plan_.params.push_back(fromInfo(fn->name + "." + ps->param.name, program_.params.at(&ps->param)));
     } else if (auto *l = dyn_cast<LayerDecl>(d.get())) {
       auto it = program_.layers.find(l);
       if (it == program_.layers.end())
@@ -95,13 +95,11 @@ void Lowering::collectParams() {
           param.init = InitKind::Uniform, param.a = -0.05, param.b = 0.05;
         else if (p.shape.size() >= 2)
           param.init = InitKind::Glorot;
-        addParam(std::move(param));
+        plan_.params.push_back(std::move(param));
       }
     }
   }
 }
-
-void Lowering::addParam(PlanParam param) { plan_.params.push_back(std::move(param)); }
 
 int Lowering::paramIndex(const std::string &key) const {
   for (size_t i = 0; i < plan_.params.size(); ++i)
@@ -382,7 +380,7 @@ void Lowering::returnStep(const AVal &v, Context &ctx) {
     return;
   StepValue value = valueOf(v);
   finish(ctx);
-  ctx.steps->push_back(makeStep(UnfoldStep::Kind::Return, "return " + textOf(value), {value}));
+  ctx.steps->push_back(makeStep(UnfoldStep::Kind::Return, "return " + value.text, {value}));
 }
 
 void Lowering::lowerStmt(const Stmt &s, Context &ctx) {
@@ -436,7 +434,7 @@ void Lowering::markResult(AVal v, ResultRole role, int metric, Context &ctx, Sou
   std::string shown = roles[int(role)];
   if (role == ResultRole::Metric)
     shown += " " + plan_.metrics[size_t(metric)];
-  UnfoldStep step = makeStep(UnfoldStep::Kind::Role, shown + " " + textOf(value), {value});
+  UnfoldStep step = makeStep(UnfoldStep::Kind::Role, shown + " " + value.text, {value});
   step.role = role;
   step.metric = metric;
   ctx.steps->push_back(std::move(step));
@@ -505,8 +503,6 @@ StepValue Lowering::valueOf(const AVal &v) {
   }
 }
 
-std::string Lowering::textOf(const StepValue &v) const { return v.text; }
-
 void Lowering::materialize(const AVal &v) {
   instantiate(v.kernel);
   KernelPlan &k = plan_.kernels[size_t(v.kernel)];
@@ -572,7 +568,7 @@ PlanOperand Lowering::operandIn(KernelPlan &k, const AVal &v) {
   }
   operand.kind = PlanOperand::Kind::Argument;
   StepValue value = valueOf(v);
-  std::string source = textOf(value);
+  std::string source = value.text;
   auto found = std::find(k.argSources.begin(), k.argSources.end(), source);
   operand.index = int(found - k.argSources.begin());
   if (found == k.argSources.end()) {
@@ -678,7 +674,7 @@ UnfoldStep Lowering::structuralStep(ListOp op, const std::vector<AVal> &args,
   std::string list;
   for (const AVal &a : args) {
     values.push_back(valueOf(a));
-    list += (list.empty() ? "" : ", ") + textOf(values.back());
+    list += (list.empty() ? "" : ", ") + values.back().text;
   }
   UnfoldStep s = makeStep(UnfoldStep::Kind::Structural,
                           shown.empty() ? std::string(listOpName(op)) + "(" + list + ")" : shown,

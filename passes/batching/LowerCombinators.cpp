@@ -172,11 +172,11 @@ AVal Lowering::combinator(const std::string &name, std::vector<AVal> args, const
   loop.range = site.range();
   for (size_t i = 1; i < args.size(); ++i)
     loop.values.push_back(valueOf(args[i]));
-  std::string over = textOf(loop.values.back());
+  std::string over = loop.values.back().text;
   if (loop.combinator == CombinatorKind::ZipWith)
-    over = textOf(loop.values[0]) + ", " + over;
+    over = loop.values[0].text + ", " + over;
   if (loop.values.size() == 2 && loop.combinator != CombinatorKind::ZipWith)
-    over += " from " + textOf(loop.values[0]);
+    over += " from " + loop.values[0].text;
   loop.text = id + " = " + name + " over " + over + " (" + how + ")";
   Context body(ctx.name + "." + name + std::to_string(loops_++), &loop.children);
   // The block's arguments: locals of their own, so nested loops stay apart.
@@ -210,7 +210,7 @@ AVal Lowering::combinator(const std::string &name, std::vector<AVal> args, const
   if (result.kind != AVal::Kind::None) {
     StepValue yielded = valueOf(result);
     finish(body);
-    loop.children.push_back(makeStep(UnfoldStep::Kind::Yield, "yield " + textOf(yielded), {yielded}));
+    loop.children.push_back(makeStep(UnfoldStep::Kind::Yield, "yield " + yielded.text, {yielded}));
   }
   ctx.steps->push_back(std::move(loop));
   return fromHandle({ctx.steps->back().target, {}}, id, type, stage + 1);

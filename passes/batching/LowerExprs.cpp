@@ -389,7 +389,7 @@ UnfoldStep Lowering::lowerBranch(UnfoldStep arm, const std::string &contextName,
   StepValue value = valueOf(v);
   finish(branch);
   UnfoldStep assign = makeStep(UnfoldStep::Kind::Assign,
-                               shown(result) + " = " + textOf(value), {value});
+                               shown(result) + " = " + value.text, {value});
   assign.target = result;
   arm.children.push_back(std::move(assign));
   return arm;

@@ -78,7 +78,6 @@ private:
   // ------------------------------------------------------------ module
   void collectDataTypes();
   void collectParams();
-  void addParam(PlanParam param);
   int paramIndex(const std::string &key) const;
   int metricIndex(const std::string &name);
   /// The model's example and output types; what codegen cannot give a model is reported here.
@@ -137,9 +136,6 @@ private:
   /// What a step reads for `v`: a handle, a kernel result (its kernel is
   /// placed first), a host value or a tuple of these.
   StepValue valueOf(const AVal &v);
-
-  /// How the printed plan names a value.
-  std::string textOf(const StepValue &v) const;
 
   /// A local value used outside its kernel becomes one of the kernel's
   /// results, and the kernel is instantiated before that use.
