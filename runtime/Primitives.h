@@ -85,7 +85,8 @@ template <BinaryKind K, int A, int B> struct Binary {
       return m.array().replicate(1, W);
   }
   static void forward(In<A> a, In<B> b, Out<W> y) {
-    auto x = wide<In<A>, A>(a), z = wide<In<B>, B>(b);
+    auto x = wide<In<A>, A>(a);
+    auto z = wide<In<B>, B>(b);
     if constexpr (K == BinaryKind::Add) y = (x + z).matrix();
     if constexpr (K == BinaryKind::Sub) y = (x - z).matrix();
     if constexpr (K == BinaryKind::Mul) y = (x * z).matrix();
@@ -101,7 +102,8 @@ template <BinaryKind K, int A, int B> struct Binary {
       d += g.rowwise().sum();
   }
   static void backward(In<A> a, In<B> b, In<W> dy, Out<A> da, Out<B> db) {
-    auto x = wide<In<A>, A>(a), z = wide<In<B>, B>(b);
+    auto x = wide<In<A>, A>(a);
+    auto z = wide<In<B>, B>(b);
     RowsMatrix<W> ga, gb;
     if constexpr (K == BinaryKind::Add) { ga = dy; gb = dy; }
     if constexpr (K == BinaryKind::Sub) { ga = dy; gb = -dy; }
@@ -111,7 +113,11 @@ template <BinaryKind K, int A, int B> struct Binary {
       gb = (-dy.array() * x / z.square()).matrix();
     }
     if constexpr (K == BinaryKind::Maximum || K == BinaryKind::Minimum) {
-      auto first = K == BinaryKind::Maximum ? (x >= z) : (x <= z);
+      // The comparison is evaluated to a mask: x >= z and x <= z are
+      // expressions of different types.
+      Eigen::Array<bool, Eigen::Dynamic, W> first;
+      if constexpr (K == BinaryKind::Maximum) first = x >= z;
+      else first = x <= z;
       ga = first.select(dy.array(), 0.0f).matrix();
       gb = first.select(0.0f, dy.array()).matrix();
     }

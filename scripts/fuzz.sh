@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Tests foldc on inputs nobody wrote.
 #
-#   bash scripts/fuzz.sh programs [--count N] [--seed S]
+#   bash scripts/fuzz.sh programs [--count N] [--seed S] [--group-size G] [--no-reduce]
 #       N random well-typed programs (test/fuzz/generate.py, seeds S..S+N-1)
-#       with data: each must compile with foldc, build with -Werror, and pass
+#       with data: each must compile with foldc, build with -Werror (clang++-14
+#       unless CXX is set; G programs to a unity build, default 20), and pass
 #       test/fuzz/check_program.sh. Ends with "N passed, M failed"; failing
-#       cases are kept (program, data, logs, why) under build/fuzz/failures/.
+#       cases are kept (program, data, logs, why) under build/fuzz/failures/,
+#       reduced by test/fuzz/reduce.py to what still fails the same way.
 #
 #   bash scripts/fuzz.sh frontend|jsonl|safetensors [--seconds T]
 #       runs a libFuzzer target (test/fuzz/targets, built with clang and
@@ -20,14 +22,16 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
 
-usage() { sed -n '2,20p' "$0" >&2; exit 2; }
+usage() { sed -n '2,/^set /{/^#/p}' "$0" >&2; exit 2; }
 
 programs() {
-  local count=20 seed=1
+  local count=20 seed=1 group_size=20 reduce=1
   while [ $# -gt 0 ]; do
     case $1 in
       --count) count=$2; shift 2 ;;
       --seed) seed=$2; shift 2 ;;
+      --group-size) group_size=$2; shift 2 ;;
+      --no-reduce) reduce=0; shift ;;
       *) usage ;;
     esac
   done
@@ -36,45 +40,115 @@ programs() {
   local work=$build/fuzz/programs-$seed-$count failures=$build/fuzz/failures
   rm -rf "$work"
   mkdir -p "$work/programs" "$failures"
-  echo "fuzz: installing foldc into $work/prefix" >&2
-  cmake --install "$build" --prefix "$work/prefix" > /dev/null
-  local foldc=$work/prefix/bin/foldc
+  install_foldc "$build" "$work/prefix"
   echo "fuzz: generating $count programs from seed $seed" >&2
   local s dir
   for ((s = seed; s < seed + count; s++)); do
-    dir=$work/programs/p$s
+    dir=$work/programs/g$(((s - seed) / group_size))/p$s
     python3 test/fuzz/generate.py "$s" "$dir"
-    if ! "$foldc" --emit=cpp "$dir/prog.fold" > /dev/null 2> "$dir/foldc.log"; then
-      echo "foldc rejected the program (exit $?)" > "$dir/rejected"
-    fi
+    compile_program "$work/prefix" "$dir"
+    if (( (s - seed + 1) % 100 == 0 )); then echo "fuzz: generated $((s - seed + 1))" >&2; fi
   done
-  echo "fuzz: building them (one CMake project)" >&2
-  cmake -S test/fuzz -B "$work/build" -G Ninja -DPROGRAMS_DIR="$work/programs" \
-    -DCMAKE_PREFIX_PATH="$work/prefix" -DCMAKE_BUILD_TYPE=Release > "$work/configure.log"
-  cmake --build "$work/build" -j"$(nproc)" -- -k 0 > "$work/build.log" 2>&1 || true
+  build_groups "$work"
+  echo "fuzz: running the checks" >&2
   local passed=0 failed=0 why
   for ((s = seed; s < seed + count; s++)); do
-    dir=$work/programs/p$s
-    if [ -f "$dir/rejected" ]; then
-      why=$(cat "$dir/rejected")
-    elif [ ! -x "$work/build/p${s}_driver" ]; then
-      why="the generated C++ did not build (see build.log)"
-      grep -A3 "p$s\.foldc" "$work/build.log" | grep -m5 "error" > "$dir/build-errors.log" || true
-    elif ! why=$(bash test/fuzz/check_program.sh "$work/build/p${s}_driver" "$dir/prog.jsonl" "$dir/run"); then
-      :
+    dir=$work/programs/g$(((s - seed) / group_size))/p$s
+    if ! why=$(verdict "$work" "$dir"); then
+      failed=$((failed + 1))
+      echo "fuzz: seed $s failed: $why" >&2
+      keep_failure "$work" "$dir" "$failures/seed-$s" "$why" "$reduce"
     else
       passed=$((passed + 1))
-      continue
     fi
-    failed=$((failed + 1))
-    echo "fuzz: seed $s failed: $why" >&2
-    rm -rf "$failures/seed-$s"
-    cp -r "$dir" "$failures/seed-$s"
-    echo "$why" > "$failures/seed-$s/why"
+    if (( (s - seed + 1) % 100 == 0 )); then echo "fuzz: checked $((s - seed + 1)): $failed failed" >&2; fi
   done
   [ "$failed" -eq 0 ] || echo "fuzz: failing cases kept under $failures" >&2
   echo "$passed passed, $failed failed"
   [ "$failed" -eq 0 ]
+}
+
+install_foldc() {  # BUILD PREFIX
+  echo "fuzz: installing foldc into $2" >&2
+  cmake --install "$1" --prefix "$2" > /dev/null
+}
+
+# foldc's C++ for DIR/prog.fold into DIR/gen, in a namespace of the program's
+# own (pN) so that a group's programs can share a translation unit. A
+# rejection is a failure: the generator writes well-typed programs only.
+compile_program() {  # PREFIX DIR
+  local name
+  name=$(basename "$2")
+  if ! "$1/bin/foldc" "$2/prog.fold" -o "$2/gen" --output-name "$name" --namespace "$name" 2> "$2/foldc.log"; then
+    echo "foldc rejected the program: $(grep -m1 -o 'error: .*' "$2/foldc.log")" > "$2/why"
+  fi
+}
+
+# Builds every group (test/fuzz/CMakeLists.txt). A program whose C++ does not
+# build is named by the diagnostics (its gen/ path), marked excluded with why,
+# and its group is built again without it.
+build_groups() {  # WORK
+  local work=$1 round log culprit
+  local cxx=${CXX:-$(command -v clang++-14 || echo c++)}
+  for round in 1 2 3; do
+    echo "fuzz: building (one CMake project, one unity build per group; round $round)" >&2
+    log=$work/build-$round.log
+    CXX=$cxx cmake -S test/fuzz -B "$work/build" -G Ninja -DPROGRAMS_DIR="$work/programs" \
+      -DCMAKE_PREFIX_PATH="$work/prefix" > "$work/configure.log"
+    cmake --build "$work/build" -j"$(nproc)" -- -k 0 > "$log" 2>&1 && return 0
+    local culprits
+    culprits=$(grep -o "$work/programs/g[0-9]*/p[0-9]*/gen/" "$log" | sort -u || true)
+    [ -n "$culprits" ] || return 0  # a group that did not link: its programs fail in verdict
+    for culprit in $culprits; do
+      culprit=${culprit%/gen/}
+      echo "the generated C++ did not build" > "$culprit/why"
+      grep -A2 "$culprit/gen/.*error" "$log" | head -20 > "$culprit/build-errors.log"
+      touch "$culprit/excluded"
+    done
+  done
+}
+
+# Prints why the program in DIR failed and returns 1, or returns 0.
+verdict() {  # WORK DIR
+  local work=$1 dir=$2 group name
+  group=$(basename "$(dirname "$dir")")
+  name=$(basename "$dir")
+  if [ -f "$dir/why" ]; then
+    cat "$dir/why"
+    return 1
+  fi
+  if [ ! -x "$work/build/${group}_driver" ]; then
+    echo "the driver of its group did not build (see $work/build-*.log)"
+    return 1
+  fi
+  bash test/fuzz/check_program.sh "$dir/prog.jsonl" "$dir/run" "$work/build/${group}_driver" "$name"
+}
+
+# Keeps a failing case under TO with its seed (in the program's first line)
+# and why, reduced (test/fuzz/reduce.py) unless REDUCE is 0.
+keep_failure() {  # WORK DIR TO WHY REDUCE
+  local work=$1 dir=$2 to=$3 why=$4 reduce=$5
+  rm -rf "$to"
+  mkdir -p "$to"
+  cp -r "$dir"/. "$to/"
+  echo "$why" > "$to/why"
+  [ "$reduce" = 1 ] || return 0
+  echo "fuzz: reducing $to" >&2
+  python3 test/fuzz/reduce.py "$to" "$why" -- bash "$0" verdict-of "$work/prefix" || true
+}
+
+# The verdict on one program folder alone (for the reducer): compiled, built
+# as a group of one in DIR/.work, checked; prints why it fails, if it does.
+verdict_of() {  # PREFIX DIR
+  local prefix=$1 dir=$2 work
+  work=$dir/.work
+  rm -rf "$work"
+  mkdir -p "$work/programs/g0/p0"
+  cp "$dir/prog.fold" "$dir/prog.jsonl" "$work/programs/g0/p0/"
+  ln -s "$prefix" "$work/prefix"
+  compile_program "$prefix" "$work/programs/g0/p0"
+  [ -f "$work/programs/g0/p0/why" ] || build_groups "$work" > /dev/null 2>&1
+  verdict "$work" "$work/programs/g0/p0"
 }
 
 libfuzzer() {
@@ -113,6 +187,7 @@ command=$1
 shift
 case $command in
   programs) programs "$@" ;;
+  verdict-of) verdict_of "$@" ;;
   frontend|jsonl|safetensors) libfuzzer "$command" "$@" ;;
   *) usage ;;
 esac

@@ -9,7 +9,8 @@ packages=(
   libeigen3-dev                                       # runtime kernels
   libclang-cpp14-dev libclang-14-dev llvm-14-dev      # import "h.h" via libTooling
   llvm-14-tools                                       # lit + FileCheck
-  clang-14 libclang-rt-14-dev                         # libFuzzer targets, sanitizer builds
+  clang-14 libclang-rt-14-dev libomp-14-dev           # libFuzzer targets, sanitizer builds,
+                                                      # generated programs built with clang
   libgtest-dev                                        # unit tests
   nlohmann-json3-dev                                  # JSONL data, safetensors headers
   libcli11-dev                                        # foldc command line
