@@ -69,9 +69,9 @@ public:
   int train() {
     checkWritable(o_.save);
     checkWritable(o_.curve);
-    Dataset data = load(0, o_.data, o_.limit), dev;
+    Dataset data = loadSome(0, o_.data, o_.limit), dev;
     if (!o_.dev.empty())
-      dev = load(1, o_.dev, o_.devLimit);
+      dev = loadSome(1, o_.dev, o_.devLimit);
     start();
     double lr = o_.lr > 0 ? o_.lr : o_.optimizer == "sgd" ? 0.1 : o_.optimizer == "adagrad" ? 0.05 : 1e-3;
     std::unique_ptr<Optimizer> optimizer = makeOptimizer(o_.optimizer, lr, o_.clip);
@@ -94,6 +94,10 @@ public:
         epochResult.add(located(data, batch, [&] {
           return model_.trainStep(data.set, batch, *optimizer, run);
         }));
+        if (!std::isfinite(epochResult.loss))
+          throw std::runtime_error("epoch " + std::to_string(epoch) + ", step " + std::to_string(step) +
+                                   ": the training loss is not finite (the parameters diverged: "
+                                   "a lower --lr or a --clip may help); nothing more is saved");
         if (progress.due())
           std::cerr << "epoch " << epoch << ": " << epochResult.examples << "/" << order.size()
                     << " examples, train loss " << epochResult.loss << "\n";
@@ -109,7 +113,7 @@ public:
       report["seconds"] = seconds;
       std::cout << report.dump() << std::endl;
       std::cerr << "epoch " << epoch << " done: " << report.dump() << "\n";
-      if (curve)
+      if (curve.is_open())
         writeCurveLine(curve, epoch, epochResult, devResult, seconds);
       // Keep the parameters with the best dev loss (the last ones without --dev).
       if (!o_.save.empty() && (!devResult || devResult->loss < bestDev)) {
@@ -122,7 +126,7 @@ public:
   }
 
   int eval() {
-    Dataset data = load(0, o_.data, o_.limit);
+    Dataset data = loadSome(0, o_.data, o_.limit);
     start();
     std::cout << evaluate(data).toJson(model_.metricNames()).dump() << std::endl;
     return flushed();
@@ -144,7 +148,7 @@ public:
   /// Gradients of the whole of --data against finite differences, and
   /// batched against per-example: one JSON line; exit 1 when either fails.
   int check() {
-    Dataset data = load(0, o_.data, o_.limit);
+    Dataset data = loadSome(0, o_.data, o_.limit);
     start();
     std::vector<int32_t> all = data.indices();
     GradientCheck c = located(data, all, [&] { return model_.checkGradients(data.set, all, o_.step); });
@@ -186,6 +190,14 @@ private:
     data.file = file;
     data.lines = model_.load(set, file, limit);
     std::cerr << file << ": " << data.lines.size() << " examples\n";
+    return data;
+  }
+
+  /// load(), for the commands whose result is a mean over the examples.
+  Dataset loadSome(int set, const std::string &file, long limit) {
+    Dataset data = load(set, file, limit);
+    if (data.lines.empty())
+      throw DataError(file + ": no examples (every line is empty)");
     return data;
   }
 
@@ -268,6 +280,8 @@ private:
     if (dev)
       means(*dev);
     curve << ',' << seconds << std::endl;
+    if (!curve)
+      throw std::runtime_error("cannot write '" + o_.curve + "'");
   }
 
   DriverOptions o_;

@@ -1,8 +1,10 @@
 // JSONL reading with located errors.
 #include "runtime/Jsonl.h"
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <vector>
 
 namespace foldc::rt {
@@ -59,13 +61,21 @@ static std::string found(const json &value) {
 int64_t readInt(const json &value, const JsonPath &at) {
   if (!value.is_number_integer())
     at.fail("expected an integer, " + found(value));
+  if (value.is_number_unsigned() &&
+      value.get<uint64_t>() > uint64_t(std::numeric_limits<int64_t>::max()))
+    at.fail("expected an integer that fits in 64 bits, found " + value.dump());
   return value.get<int64_t>();
 }
 
 double readFloat(const json &value, const JsonPath &at) {
   if (!value.is_number())
     at.fail("expected a number, " + found(value));
-  return value.get<double>();
+  double v = value.get<double>();
+  // Values are f32 in every kernel: a larger one would be an infinity there.
+  if (std::abs(v) > double(std::numeric_limits<float>::max()))
+    at.fail("expected a number within the range of f32 (magnitude at most 3.4e38), found " +
+            value.dump());
+  return v;
 }
 
 bool readBool(const json &value, const JsonPath &at) {
@@ -132,8 +142,10 @@ void forEachJsonLine(const std::string &file,
   for (long number = 1; std::getline(in, line); ++number) {
     if (line.find_first_not_of(" \t\r") == std::string::npos)
       continue;
-    json value = json::parse(line, nullptr, /*allow_exceptions=*/false);
     JsonPath at(file, number);
+    if (size_t nul = line.find('\0'); nul != std::string::npos)
+      at.fail("a NUL byte at column " + std::to_string(nul + 1) + " (not a text line)");
+    json value = json::parse(line, nullptr, /*allow_exceptions=*/false);
     if (value.is_discarded())
       at.fail("invalid JSON");
     onLine(value, at);

@@ -5,9 +5,15 @@
 
 #include <nlohmann/json.hpp>
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <array>
+#include <cmath>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -16,6 +22,7 @@ namespace foldc::rt {
 namespace {
 
 using nlohmann::json;
+namespace fs = std::filesystem;
 
 [[noreturn]] void fail(const std::string &path, const std::string &what) {
   throw SafetensorsError(path + ": " + what);
@@ -66,8 +73,11 @@ Entry parseEntry(const std::string &path, const std::string &name, const json &i
   e.begin = offsets[0].get<uint64_t>();
   e.end = offsets[1].get<uint64_t>();
   uint64_t elements = 1;
-  for (int64_t d : e.shape)
+  for (int64_t d : e.shape) {
+    if (d != 0 && elements > (uint64_t(1) << 60) / uint64_t(d))
+      fail(path, where + "shape " + shapeText(e.shape) + " is too large");
     elements *= uint64_t(d);
+  }
   if (e.end < e.begin || e.end - e.begin != elements * 4)
     fail(path, where + "data_offsets [" + std::to_string(e.begin) + ", " + std::to_string(e.end) +
                    "] do not hold shape " + shapeText(e.shape) + " of F32 (" +
@@ -120,7 +130,20 @@ std::map<std::string, TensorData> readSafetensors(const std::string &path) {
   return tensors;
 }
 
-void saveParams(const ParamStore &params, const std::string &path) {
+namespace {
+
+/// "tensor 'NAME' holds NaN at element I" for the first value of `values`
+/// that is not finite, or "".
+std::string nonFinite(const std::string &name, const std::vector<float> &values) {
+  auto bad = std::find_if(values.begin(), values.end(), [](float v) { return !std::isfinite(v); });
+  if (bad == values.end())
+    return "";
+  return "tensor '" + name + "' holds " + (std::isnan(*bad) ? "NaN" : "an infinity") +
+         " at element " + std::to_string(bad - values.begin());
+}
+
+/// The safetensors bytes of every parameter, in declaration order.
+std::string serialize(const ParamStore &params) {
   json header = json::object();
   uint64_t offset = 0;
   for (int id = 0; id < params.count(); ++id) {
@@ -131,30 +154,94 @@ void saveParams(const ParamStore &params, const std::string &path) {
   }
   std::string text = header.dump();
   text.append((8 - text.size() % 8) % 8, ' '); // data starts 8-byte aligned
-  std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out)
-      fail(tmp, "cannot open for writing; the previous file is unchanged");
-    uint64_t n = text.size();
-    char length[8];
-    for (int i = 0; i < 8; ++i)
-      length[i] = char((n >> (8 * i)) & 0xff);
-    out.write(length, 8);
-    out.write(text.data(), long(text.size()));
-    for (int id = 0; id < params.count(); ++id) {
-      const std::vector<float> &v = params.at(id).value;
-      out.write(reinterpret_cast<const char *>(v.data()), long(v.size() * 4));
-    }
-    out.flush();
-    if (!out) {
-      std::remove(tmp.c_str());
-      fail(tmp, "write failed; the previous file is unchanged");
-    }
+  std::string out(8, '\0');
+  for (int i = 0; i < 8; ++i)
+    out[size_t(i)] = char((uint64_t(text.size()) >> (8 * i)) & 0xff);
+  out += text;
+  for (int id = 0; id < params.count(); ++id) {
+    const std::vector<float> &v = params.at(id).value;
+    out.append(reinterpret_cast<const char *>(v.data()), v.size() * 4);
   }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+  return out;
+}
+
+/// The file a save writes: a symbolic link is followed to the file it names
+/// (saving replaces that file, and the link stays a link).
+fs::path saveTarget(const std::string &path) {
+  fs::path target = path;
+  std::error_code error;
+  for (int hops = 0; hops < 40 && fs::is_symlink(fs::symlink_status(target, error)); ++hops) {
+    fs::path link = fs::read_symlink(target, error);
+    target = link.is_absolute() ? link : target.parent_path() / link;
+  }
+  return target;
+}
+
+bool writeFile(const fs::path &path, const std::string &bytes, std::ios::openmode mode) {
+  std::ofstream out(path, std::ios::binary | mode);
+  out.write(bytes.data(), long(bytes.size()));
+  out.flush();
+  return bool(out);
+}
+
+/// The temporary file of the save in progress, removed if SIGINT, SIGTERM or
+/// SIGHUP ends the process during the save (a SIGKILL leaves it; the next
+/// save to the same path overwrites it).
+char pendingTemp[4096];
+
+void removePendingTemp(int signal) {
+  ::unlink(pendingTemp);
+  std::signal(signal, SIG_DFL);
+  std::raise(signal);
+}
+
+/// Installs removePendingTemp for the signals that end a process politely,
+/// and puts back the previous handlers when the save is over.
+class PendingTemp {
+public:
+  explicit PendingTemp(const std::string &path) {
+    std::snprintf(pendingTemp, sizeof pendingTemp, "%s", path.c_str());
+    for (size_t i = 0; i < kSignals.size(); ++i)
+      previous_[i] = std::signal(kSignals[i], removePendingTemp);
+  }
+  ~PendingTemp() {
+    for (size_t i = 0; i < kSignals.size(); ++i)
+      std::signal(kSignals[i], previous_[i]);
+  }
+  PendingTemp(const PendingTemp &) = delete;
+  PendingTemp &operator=(const PendingTemp &) = delete;
+
+private:
+  static constexpr std::array<int, 3> kSignals = {SIGINT, SIGTERM, SIGHUP};
+  std::array<void (*)(int), 3> previous_{};
+};
+
+} // namespace
+
+void saveParams(const ParamStore &params, const std::string &path) {
+  for (int id = 0; id < params.count(); ++id)
+    if (std::string what = nonFinite(params.at(id).name, params.at(id).value); !what.empty())
+      fail(path, what + ": not saved, the previous file is unchanged");
+  std::string bytes = serialize(params);
+  fs::path target = saveTarget(path);
+  std::error_code error;
+  fs::file_status status = fs::status(target, error);
+  if (fs::exists(status) && !fs::is_regular_file(status)) {
+    // A device or a pipe is written to, never replaced.
+    if (!writeFile(target, bytes, std::ios::out))
+      fail(path, "write failed");
+    return;
+  }
+  std::string tmp = target.string() + ".tmp";
+  PendingTemp pending(tmp);
+  if (!writeFile(tmp, bytes, std::ios::out | std::ios::trunc)) {
     std::remove(tmp.c_str());
-    fail(path, std::string("cannot replace: ") + std::strerror(errno));
+    fail(tmp, "cannot write; the previous file is unchanged");
+  }
+  if (std::rename(tmp.c_str(), target.c_str()) != 0) {
+    std::string why = std::strerror(errno);
+    std::remove(tmp.c_str());
+    fail(path, "cannot replace: " + why + "; the previous file is unchanged");
   }
 }
 
@@ -179,6 +266,9 @@ void loadParams(ParamStore &params, const std::string &path) {
       message += (message.empty() ? "" : "; ") + p;
     fail(path, message);
   }
+  for (const auto &[name, t] : tensors)
+    if (std::string what = nonFinite(name, t.values); !what.empty())
+      fail(path, what + " (a diverged training run?)");
   for (int id = 0; id < params.count(); ++id)
     params.at(id).value = std::move(tensors.at(params.at(id).name).values);
 }

@@ -27,11 +27,14 @@ struct TensorData {
 std::map<std::string, TensorData> readSafetensors(const std::string &path);
 
 /// Writes every parameter to `path` through `path.tmp` and a rename, so a
-/// failed save leaves the previous file intact.
+/// failed or interrupted save leaves the previous file intact. A symbolic
+/// link is followed (the file it names is replaced); a device or pipe is
+/// written to directly.
 void saveParams(const ParamStore &params, const std::string &path);
 
 /// Loads `path` into `params`: every parameter must be present with its
-/// shape, and nothing else; all mismatches are reported together.
+/// shape, and nothing else; all mismatches are reported together. A NaN or
+/// infinite value is an error.
 void loadParams(ParamStore &params, const std::string &path);
 
 } // namespace foldc::rt

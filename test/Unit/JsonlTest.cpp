@@ -91,6 +91,30 @@ TEST_F(Jsonl, WrongTypeDeepInside) {
             "foldc-jsonl-test.jsonl:2: words[1].word: expected an integer, found \"x\"");
 }
 
+TEST_F(Jsonl, IntegersBeyond64BitsAreErrorsNotWrapped) {
+  EXPECT_EQ(errorFor("{\"words\": [{\"word\": 18446744073709551615, \"label\": 0}]}\n"),
+            "foldc-jsonl-test.jsonl:1: words[0].word: expected an integer that fits in 64 bits, "
+            "found 18446744073709551615");
+}
+
+TEST_F(Jsonl, FloatsBeyondF32RangeAreErrorsNotInfinities) {
+  std::string source = "f";
+  JsonPath at(source, 3);
+  EXPECT_FLOAT_EQ(float(readFloat(nlohmann::json(3.4e38), at)), 3.4e38f);
+  try {
+    readFloat(nlohmann::json(-1e39), at);
+    FAIL() << "-1e39 was read";
+  } catch (const DataError &e) {
+    EXPECT_STREQ(e.what(), "f:3: example: expected a number within the range of f32 "
+                           "(magnitude at most 3.4e38), found -1e+39");
+  }
+}
+
+TEST_F(Jsonl, ANulByteIsAnErrorNotTheEndOfTheLine) {
+  EXPECT_EQ(errorFor(std::string("{\"words\": []}\n{\"words\": []}\0{\"x\": 1}\n", 37)),
+            "foldc-jsonl-test.jsonl:2: example: a NUL byte at column 14 (not a text line)");
+}
+
 TEST_F(Jsonl, Variants) {
   std::string source = "f";
   JsonPath at(source, 1);

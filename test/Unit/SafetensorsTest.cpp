@@ -3,8 +3,10 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <sstream>
 #include <unistd.h>
 
@@ -146,6 +148,63 @@ TEST_F(Safetensors, FailedSaveLeavesThePreviousFileIntact) {
   std::ifstream again(file, std::ios::binary);
   std::string after((std::istreambuf_iterator<char>(again)), {});
   EXPECT_EQ(before, after);
+}
+
+TEST_F(Safetensors, NonFiniteValuesAreNeitherSavedNorLoaded) {
+  std::string file = path("p.safetensors");
+  saveParams(model(), file);
+  ParamStore diverged = model();
+  diverged.at(1).value[2] = std::numeric_limits<float>::quiet_NaN();
+  EXPECT_EQ(errorOf([&] { saveParams(diverged, file); }),
+            file + ": tensor 'cell.b' holds NaN at element 2: not saved, the previous file is unchanged");
+  EXPECT_EQ(readSafetensors(file).at("cell.b").values, model().at(1).value);
+  // A file written by something else: the bytes of W's element 4 made -inf.
+  std::string bytes;
+  {
+    std::ifstream in(file, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  float minusInfinity = -std::numeric_limits<float>::infinity();
+  size_t dataStart = bytes.size() - (6 + 3) * 4; // W [2, 3] then cell.b [3]
+  std::memcpy(bytes.data() + dataStart + 4 * 4, &minusInfinity, 4);
+  std::ofstream(file, std::ios::binary) << bytes;
+  ParamStore loaded = model();
+  EXPECT_EQ(errorOf([&] { loadParams(loaded, file); }),
+            file + ": tensor 'W' holds an infinity at element 4 (a diverged training run?)");
+}
+
+TEST_F(Safetensors, ShapesWhoseSizeOverflowsAreRejected) {
+  std::string header = R"({"W":{"dtype":"F32","shape":[4611686018427387904,4],"data_offsets":[0,0]}})";
+  EXPECT_NE(errorOf([&] { readSafetensors(writeRaw(header, 0)); })
+                .find("tensor 'W': shape [4611686018427387904, 4] is too large"),
+            std::string::npos);
+}
+
+TEST_F(Safetensors, SavingThroughASymlinkReplacesItsTargetAndKeepsTheLink) {
+  std::string target = path("real.safetensors"), link = path("link.safetensors");
+  saveParams(model(), target);
+  fs::create_symlink("real.safetensors", link); // relative, as `ln -s` makes them
+  ParamStore second = model();
+  second.at(0).value.assign(6, 2.0f);
+  saveParams(second, link);
+  EXPECT_TRUE(fs::is_symlink(fs::symlink_status(link)));
+  EXPECT_EQ(readSafetensors(target).at("W").values, std::vector<float>(6, 2.0f));
+  EXPECT_FALSE(fs::exists(target + ".tmp"));
+  EXPECT_FALSE(fs::exists(link + ".tmp"));
+}
+
+TEST_F(Safetensors, SavingToADeviceWritesToItInsteadOfReplacingIt) {
+  saveParams(model(), "/dev/null");
+  EXPECT_TRUE(fs::is_character_file("/dev/null"));
+  EXPECT_FALSE(fs::exists("/dev/null.tmp"));
+}
+
+TEST_F(Safetensors, ATemporaryFileLeftByAKilledSaveIsReplacedAndRemoved) {
+  std::string file = path("p.safetensors");
+  std::ofstream(file + ".tmp") << "half a checkpoint";
+  saveParams(model(), file);
+  EXPECT_FALSE(fs::exists(file + ".tmp"));
+  EXPECT_EQ(readSafetensors(file).at("W").values, model().at(0).value);
 }
 
 TEST_F(Safetensors, UnreadableFile) {
