@@ -5,6 +5,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
+# One compiler for everything: the random programs (scripts/fuzz.sh) link the
+# instrumented runtime, and GCC's and clang's sanitizer runtimes do not mix.
+export CXX=${CXX:-g++}
 cmake -S . -B build-sanitize -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DFOLDC_SANITIZE=address,undefined -DFOLDC_BUILD_BENCH=OFF > /dev/null
 cmake --build build-sanitize -j"$(nproc)"

@@ -228,9 +228,12 @@ class Program:
         h = self.fresh("h")
         lines.append(f"  let {h} = {self.tensor(CLASSES, r.randint(1, 3), scope)};")
         lines.append(f"  loss xent({h}, s.label);")
-        if r.random() < 0.5:
-            v, n = r.choice(scope["lets"])
-            lines.append(f"  loss mse(({v})[0], s.x) * 0.1;")
+        # Most lets reach a loss, so that the gradient check covers them.
+        for v, _ in scope["lets"]:
+            if r.random() < 0.35:
+                lines.append(f"  loss mse(({v})[0], s.x) * 0.1;")
+            elif r.random() < 0.6:
+                lines.append(f"  loss mean(square({v})) * 0.01;")
         lines.append(f"  metric hit = argmax({h}) == s.label;")
         if r.random() < 0.3:
             lines.append("  metric long = length(s.ids) > 3;")
