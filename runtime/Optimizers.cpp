@@ -5,17 +5,19 @@
 
 namespace foldc::rt {
 
+float Optimizer::gradientScale(const ParamStore &params) const {
+  if (clipNorm_ <= 0)
+    return 1.0f;
+  double sumSquares = 0;
+  for (int id = 0; id < params.count(); ++id)
+    for (float g : params.at(id).grad)
+      sumSquares += double(g) * g;
+  double norm = std::sqrt(sumSquares);
+  return norm > clipNorm_ ? float(clipNorm_ / norm) : 1.0f;
+}
+
 void Optimizer::step(ParamStore &params) {
-  float scale = 1.0f;
-  if (clipNorm_ > 0) {
-    double sumSquares = 0;
-    for (int id = 0; id < params.count(); ++id)
-      for (float g : params.at(id).grad)
-        sumSquares += double(g) * g;
-    double norm = std::sqrt(sumSquares);
-    if (norm > clipNorm_)
-      scale = float(clipNorm_ / norm);
-  }
+  float scale = gradientScale(params);
   beginStep(params);
   for (int id = 0; id < params.count(); ++id) {
     Param &p = params.at(id);
@@ -26,13 +28,22 @@ void Optimizer::step(ParamStore &params) {
     size_t width = size_t(p.rowWidth());
     for (int32_t r : p.touchedRows)
       update(id, p, size_t(r) * width, width, scale);
+    p.forgetTouchedRows();
   }
-  params.zeroGrads();
 }
 
+// The loops below are written for the vectoriser: restrict-qualified
+// pointers, float arithmetic, and this file is compiled with -fno-math-errno
+// so that sqrt becomes a vector instruction.
+
 void Sgd::update(int, Param &p, size_t offset, size_t count, float gradScale) {
-  for (size_t k = offset; k < offset + count; ++k)
-    p.value[k] -= float(lr_) * gradScale * p.grad[k];
+  float *__restrict w = p.value.data() + offset;
+  float *__restrict g = p.grad.data() + offset;
+  const float rate = float(lr_) * gradScale;
+  for (size_t k = 0; k < count; ++k) {
+    w[k] -= rate * g[k];
+    g[k] = 0.0f;
+  }
 }
 
 void Adagrad::beginStep(ParamStore &params) {
@@ -41,11 +52,15 @@ void Adagrad::beginStep(ParamStore &params) {
 }
 
 void Adagrad::update(int id, Param &p, size_t offset, size_t count, float gradScale) {
-  std::vector<float> &acc = acc_[size_t(id)];
-  for (size_t k = offset; k < offset + count; ++k) {
-    float g = gradScale * p.grad[k];
-    acc[k] += g * g;
-    p.value[k] -= float(lr_) * g / std::sqrt(acc[k]);
+  float *__restrict w = p.value.data() + offset;
+  float *__restrict g = p.grad.data() + offset;
+  float *__restrict acc = acc_[size_t(id)].data() + offset;
+  const float rate = float(lr_);
+  for (size_t k = 0; k < count; ++k) {
+    float gk = gradScale * g[k];
+    g[k] = 0.0f;
+    acc[k] += gk * gk;
+    w[k] -= rate * gk / std::sqrt(acc[k]);
   }
 }
 
@@ -55,18 +70,25 @@ void Adam::beginStep(ParamStore &params) {
     m_.emplace_back(params.at(id).value.size(), 0.0f);
     v_.emplace_back(params.at(id).value.size(), 0.0f);
   }
+  // lr * (m / c1) / (sqrt(v / c2) + eps) == stepSize * m / (sqrt(v) + eps * sqrt(c2)).
+  double c1 = 1.0 - std::pow(beta1_, double(step_));
+  double c2 = 1.0 - std::pow(beta2_, double(step_));
+  stepSize_ = float(lr_ * std::sqrt(c2) / c1);
+  correctedEps_ = float(eps_ * std::sqrt(c2));
 }
 
 void Adam::update(int id, Param &p, size_t offset, size_t count, float gradScale) {
-  std::vector<float> &m = m_[size_t(id)], &v = v_[size_t(id)];
-  double c1 = 1.0 - std::pow(beta1_, double(step_));
-  double c2 = 1.0 - std::pow(beta2_, double(step_));
-  for (size_t k = offset; k < offset + count; ++k) {
-    double g = double(gradScale) * p.grad[k];
-    m[k] = float(beta1_ * m[k] + (1 - beta1_) * g);
-    v[k] = float(beta2_ * v[k] + (1 - beta2_) * g * g);
-    double mHat = m[k] / c1, vHat = v[k] / c2;
-    p.value[k] -= float(lr_ * mHat / (std::sqrt(vHat) + eps_));
+  float *__restrict w = p.value.data() + offset;
+  float *__restrict g = p.grad.data() + offset;
+  float *__restrict m = m_[size_t(id)].data() + offset;
+  float *__restrict v = v_[size_t(id)].data() + offset;
+  const float b1 = float(beta1_), b2 = float(beta2_), a = stepSize_, e = correctedEps_;
+  for (size_t k = 0; k < count; ++k) {
+    float gk = gradScale * g[k];
+    g[k] = 0.0f;
+    m[k] = b1 * m[k] + (1.0f - b1) * gk;
+    v[k] = b2 * v[k] + (1.0f - b2) * gk * gk;
+    w[k] -= a * m[k] / (std::sqrt(v[k]) + e);
   }
 }
 

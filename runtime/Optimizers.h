@@ -9,8 +9,10 @@
 
 namespace foldc::rt {
 
-/// Applies the accumulated gradients to the parameters, then zeroes them.
-/// Parameters with sparse rows (embeddings) update only the touched rows.
+/// Applies the accumulated gradients to the parameters and zeroes them, in
+/// one pass over each parameter (in float, vectorised: an optimizer step costs
+/// a few memory passes). Parameters with sparse rows (embeddings) update only
+/// the touched rows.
 class Optimizer {
 public:
   explicit Optimizer(double clipNorm = 0) : clipNorm_(clipNorm) {}
@@ -18,11 +20,16 @@ public:
   void step(ParamStore &params);
 
 protected:
-  /// Updates `count` floats of parameter `id` starting at `offset`.
+  /// Updates `count` floats of parameter `id` starting at `offset` from
+  /// gradScale times their gradients, and zeroes those gradients.
   virtual void update(int id, Param &param, size_t offset, size_t count, float gradScale) = 0;
+  /// Once a step, before the updates: state sizes, per-step constants.
   virtual void beginStep(ParamStore &) {}
 
 private:
+  /// 1, or what brings the global L2 norm of the gradients down to clipNorm_.
+  float gradientScale(const ParamStore &params) const;
+
   double clipNorm_; ///< 0: no clipping; else scale gradients to this global L2 norm at most
 };
 
@@ -56,6 +63,8 @@ private:
 
 /// Adam (Kingma & Ba 2015) with the paper's defaults: beta1 0.9, beta2 0.999,
 /// epsilon 1e-8, bias-corrected. Sparse rows update lazily (only touched rows).
+/// The bias corrections are folded into a step size and an epsilon once a
+/// step (the paper's "more efficient order" of section 2).
 class Adam : public Optimizer {
 public:
   explicit Adam(double lr = 1e-3, double beta1 = 0.9, double beta2 = 0.999, double eps = 1e-8,
@@ -69,6 +78,7 @@ protected:
 private:
   double lr_, beta1_, beta2_, eps_;
   long step_ = 0;
+  float stepSize_ = 0, correctedEps_ = 0; ///< this step's, from the bias corrections
   std::vector<std::vector<float>> m_, v_;
 };
 

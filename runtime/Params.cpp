@@ -75,11 +75,9 @@ void ParamStore::zeroGrads() {
       continue;
     }
     int64_t w = p.rowWidth();
-    for (int32_t r : p.touchedRows) {
+    for (int32_t r : p.touchedRows)
       std::fill(p.grad.begin() + r * w, p.grad.begin() + (r + 1) * w, 0.0f);
-      p.rowTouched[r] = 0;
-    }
-    p.touchedRows.clear();
+    p.forgetTouchedRows();
   }
 }
 

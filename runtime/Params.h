@@ -49,6 +49,12 @@ struct Param {
       touchedRows.push_back(r);
     }
   }
+  /// Marks every row untouched (their gradients must be zero already).
+  void forgetTouchedRows() {
+    for (int32_t r : touchedRows)
+      rowTouched[r] = 0;
+    touchedRows.clear();
+  }
 };
 
 /// Owns every parameter of a model, addressed by a dense id.
