@@ -154,6 +154,7 @@ public:
     GradientCheck c = located(data, all, [&] { return model_.checkGradients(data.set, all, o_.step); });
     nlohmann::json report = {{"probes", c.probes},
                              {"failures", c.failures},
+                             {"kinks", c.kinks},
                              {"worst", c.worst},
                              {"worst_at", c.worstAt},
                              {"batched_equals_unbatched", c.batchedEqualsUnbatched}};
