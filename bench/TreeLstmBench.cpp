@@ -2,6 +2,7 @@
 // trees of 128 leaves, per-tree time of (a) unbatched execution, (b) dynamic
 // batching of differently shaped trees and (c) a hand-written static batch
 // of identically shaped trees, for inference and training.
+#include "bench/Measure.h"
 #include "runtime/Executor.h"
 #include "runtime/Optimizers.h"
 #include "runtime/Process.h"
@@ -19,26 +20,11 @@ namespace {
 
 using namespace foldc::rt;
 using reference::Tree;
-using Clock = std::chrono::steady_clock;
+using foldc::bench::Clock;
+using foldc::bench::sgemmPeak;
+using foldc::bench::secondsSince;
 
 constexpr int kLeaves = 128, kVocab = 1000, kClasses = 5;
-
-double seconds(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
-
-/// Measured sgemm throughput (GFLOP/s) on square matrices of `n`.
-double sgemmPeak(int n) {
-  Eigen::MatrixXf a = Eigen::MatrixXf::Random(n, n), b = Eigen::MatrixXf::Random(n, n), c(n, n);
-  c.noalias() = a * b; // warm up
-  int reps = 0;
-  auto start = Clock::now();
-  do {
-    c.noalias() = a * b;
-    ++reps;
-  } while (seconds(start) < 1.0);
-  return 2.0 * n * n * double(n) * reps / seconds(start) / 1e9;
-}
 
 struct Timing {
   double perTree = 0;       ///< seconds per tree
@@ -61,7 +47,7 @@ Timing runDynamic(reference::TreeLstmModel<N, kClasses> &model, ParamStore &para
       graph.beginExample();
       model.unfold(graph, trees[t]);
     }
-    double unfold = seconds(start);
+    double unfold = secondsSince(start);
     exec.forward(graph, ExecOptions{batching, training, 1});
     if (training) {
       exec.backward();
@@ -70,7 +56,7 @@ Timing runDynamic(reference::TreeLstmModel<N, kClasses> &model, ParamStore &para
     if (first == 0 && trees.size() > size_t(batchSize))
       continue;
     timed += std::min(trees.size() - first, size_t(batchSize));
-    total += seconds(start);
+    total += secondsSince(start);
     overhead += unfold + exec.stats().schedule + exec.stats().gather;
     if (first + size_t(batchSize) >= trees.size())
       return {total / double(timed), overhead / total};
@@ -177,7 +163,7 @@ double runStatic(reference::TreeLstmModel<N, kClasses> &model, ParamStore &param
     if (first == 0 && trees.size() > size_t(batchSize))
       continue; // warm-up
     timed += size_t(batch);
-    total += seconds(start);
+    total += secondsSince(start);
   }
   return total / double(timed);
 }

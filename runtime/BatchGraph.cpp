@@ -36,6 +36,18 @@ std::span<const ValueRef> BatchGraph::args(int32_t id) const {
   return {args_.data() + inst.firstArg, inst.kernel->signature().argWidths.size()};
 }
 
+std::vector<char> BatchGraph::liveFrom(std::span<const ValueRef> roots) const {
+  std::vector<char> live(instances_.size(), 0);
+  for (const ValueRef &root : roots)
+    live[size_t(root.instance)] = 1;
+  // Arguments come before their users: one sweep from the end finds them all.
+  for (size_t id = instances_.size(); id-- > 0;)
+    if (live[id])
+      for (const ValueRef &a : args(int32_t(id)))
+        live[size_t(a.instance)] = 1;
+  return live;
+}
+
 void BatchGraph::clear() {
   instances_.clear();
   args_.clear();

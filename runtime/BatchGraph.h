@@ -49,6 +49,10 @@ public:
   void addMetric(int metric, ValueRef value) { metrics_.push_back({metric, value}); }
   void clear();
 
+  /// Per instance, 1 when `roots` depend on it (a root's own instance
+  /// included): what must run to compute them, e.g. outputs without losses.
+  std::vector<char> liveFrom(std::span<const ValueRef> roots) const;
+
   size_t size() const { return instances_.size(); }
   const Instance &instance(int32_t id) const { return instances_[id]; }
   std::span<const ValueRef> args(int32_t id) const;

@@ -117,13 +117,17 @@ void Executor::runForward(const Kernel &kernel, const ForwardCall &call) {
   });
 }
 
-void Executor::forward(const BatchGraph &graph, const ExecOptions &options) {
+void Executor::forward(const BatchGraph &graph, const ExecOptions &options,
+                       std::optional<std::span<const ValueRef>> onlyFor) {
   graph_ = &graph;
   options_ = options;
   context_ = ExecContext{&params_, options.training, options.seed};
   stats_ = ExecStats{};
   auto start = Clock::now();
-  schedule_ = options.batching ? scheduleByDepth(graph) : scheduleUnbatched(graph);
+  std::vector<char> live;
+  if (onlyFor)
+    live = graph.liveFrom(*onlyFor);
+  schedule_ = options.batching ? scheduleByDepth(graph, live) : scheduleUnbatched(graph, live);
   stats_.schedule = secondsSince(start);
   stats_.batches = schedule_.batches.size();
   stats_.instances = graph.size();
@@ -153,21 +157,27 @@ void Executor::forward(const BatchGraph &graph, const ExecOptions &options) {
     runForward(*batch.kernel, callFor(batch, args, outs));
   }
   objective_ = 0;
-  for (ValueRef loss : graph.losses())
-    objective_ += value(loss)[0];
-  objective_ /= std::max(1, graph.exampleCount());
   metrics_.clear();
-  for (const auto &[metric, ref] : graph.metrics()) {
+  if (!onlyFor)
+    sumLossesAndMetrics();
+  stats_.forward = secondsSince(start);
+}
+
+void Executor::sumLossesAndMetrics() {
+  for (ValueRef loss : graph_->losses())
+    objective_ += value(loss)[0];
+  objective_ /= std::max(1, graph_->exampleCount());
+  for (const auto &[metric, ref] : graph_->metrics()) {
     if (size_t(metric) >= metrics_.size())
       metrics_.resize(size_t(metric) + 1);
     metrics_[size_t(metric)].first += value(ref)[0];
     metrics_[size_t(metric)].second += 1;
   }
-  stats_.forward = secondsSince(start);
 }
 
 void Executor::backward() {
   auto start = Clock::now();
+  params_.deferWeightGradients();
   grads_.assign(values_.size(), 0.0f);
   float seed = 1.0f / float(std::max(1, graph_->exampleCount()));
   for (ValueRef loss : graph_->losses())
@@ -179,8 +189,10 @@ void Executor::backward() {
     const Batch &batch = schedule_.batches[b];
     const Kernel::Signature &sig = batch.kernel->signature();
     size_t rows = batch.instances.size();
+    auto gatherStart = Clock::now();
     gatherArgs(batch, args);
     gatherHost(batch);
+    stats_.gather += secondsSince(gatherStart);
     outs.clear();
     outGrads.clear();
     for (size_t offset : outOffset_[b]) {
@@ -199,6 +211,7 @@ void Executor::backward() {
     call.argGrads = argGrads;
     batch.kernel->backward(call);
     // Scatter: a value used by several instances accumulates every gradient.
+    auto scatterStart = Clock::now();
     for (size_t i = 0; i < sig.argWidths.size(); ++i) {
       size_t width = size_t(sig.argWidths[i]);
       for (size_t r = 0; r < rows; ++r) {
@@ -208,7 +221,9 @@ void Executor::backward() {
           dst[k] += src[k];
       }
     }
+    stats_.scatter += secondsSince(scatterStart);
   }
+  params_.flushDeferredGradients();
   stats_.backward = secondsSince(start);
 }
 

@@ -5,6 +5,7 @@
 #include "runtime/Params.h"
 #include "runtime/Scheduler.h"
 
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -18,9 +19,11 @@ struct ExecOptions {
 
 class WorkerPool;
 
-/// Timings of the last forward/backward, in seconds.
+/// Timings of the last forward/backward, in seconds: `forward` and
+/// `backward` are the whole passes after scheduling; `gather` (argument
+/// copies, both passes) and `scatter` (argument gradients) are parts of them.
 struct ExecStats {
-  double schedule = 0, forward = 0, backward = 0, gather = 0;
+  double schedule = 0, forward = 0, backward = 0, gather = 0, scatter = 0;
   size_t batches = 0, instances = 0;
   size_t inPlaceArgs = 0, gatheredArgs = 0; ///< argument matrices read in place vs copied
 };
@@ -36,8 +39,11 @@ public:
   /// stays on one thread: parameter gradients are shared by all rows.
   void setWorkerPool(WorkerPool *pool) { pool_ = pool; }
 
-  void forward(const BatchGraph &graph, const ExecOptions &options);
-  /// Back-propagates the objective: the sum of every loss divided by the
+  /// With `onlyFor`, only the instances those values depend on run, and no
+  /// objective or metrics are computed (infer: outputs without losses).
+  void forward(const BatchGraph &graph, const ExecOptions &options,
+               std::optional<std::span<const ValueRef>> onlyFor = std::nullopt);
+  /// After a forward without `onlyFor`: back-propagates the objective: the sum of every loss divided by the
   /// number of examples. Accumulates parameter gradients in the ParamStore.
   void backward();
 
@@ -59,6 +65,8 @@ private:
   /// rows are already contiguous and in order, else gathered into scratch.
   void gatherArgs(const Batch &batch, std::vector<const float *> &args);
   void gatherHost(const Batch &batch);
+  /// The objective and metrics from the graph's losses and metrics.
+  void sumLossesAndMetrics();
   /// The call of `batch` over gathered arguments and host data.
   ForwardCall callFor(const Batch &batch, std::span<const float *const> args,
                       std::span<float *const> outs);

@@ -12,9 +12,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include <chrono>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace foldc::rt {
@@ -38,10 +41,35 @@ struct BatchResult {
   nlohmann::json toJson(const std::vector<std::string> &metricNames) const;
 };
 
+/// Seconds of a model's last call outside its executor (whose own are in
+/// Executor::stats()).
+struct ModelTimes {
+  double unfold = 0;    ///< recording the batch graph
+  double optimizer = 0; ///< train_step's optimizer step
+};
+
 /// JSON of a tensor value of `shape`: a number for a scalar, nested arrays
 /// otherwise; `integral` for i32 tensors (argmax), whose values are whole.
 nlohmann::json tensorJson(std::span<const float> values, const std::vector<int64_t> &shape,
                           bool integral = false);
+
+/// Appends the tensor handles a value of an output holds (in tensors, tuples,
+/// lists and optionals; host values hold none) to `refs`.
+template <class T> void collectValueRefs(const T &, std::vector<ValueRef> &) {}
+inline void collectValueRefs(const ValueRef &ref, std::vector<ValueRef> &refs) { refs.push_back(ref); }
+template <class T> void collectValueRefs(const std::vector<T> &list, std::vector<ValueRef> &refs);
+template <class T> void collectValueRefs(const std::optional<T> &maybe, std::vector<ValueRef> &refs);
+template <class... Ts> void collectValueRefs(const std::tuple<Ts...> &tuple, std::vector<ValueRef> &refs) {
+  std::apply([&](const auto &...element) { (collectValueRefs(element, refs), ...); }, tuple);
+}
+template <class T> void collectValueRefs(const std::vector<T> &list, std::vector<ValueRef> &refs) {
+  for (const T &element : list)
+    collectValueRefs(element, refs);
+}
+template <class T> void collectValueRefs(const std::optional<T> &maybe, std::vector<ValueRef> &refs) {
+  if (maybe)
+    collectValueRefs(*maybe, refs);
+}
 
 /// `Derived` provides `Output unfold(const Example &, BatchGraph &) const`
 /// (records the example's instances, losses and metrics and gives its output
@@ -60,11 +88,15 @@ public:
   /// Writes parameters to a safetensors file (the old file survives a failure).
   void save(const std::string &file) const { saveParams(params_, file); }
 
-  /// The output of every example, as JSON.
+  /// The output of every example, as JSON. Only what the outputs depend on
+  /// runs: losses and metrics are for eval().
   std::vector<nlohmann::json> infer(Batch batch,
                                     const RunOptions &options = {}) {
     std::vector<Output> outputs = unfold(batch);
-    executor_.forward(graph_, execOptions(options, false));
+    std::vector<ValueRef> roots;
+    for (const Output &o : outputs)
+      collectValueRefs(o, roots);
+    executor_.forward(graph_, execOptions(options, false), std::span<const ValueRef>(roots));
     std::vector<nlohmann::json> out;
     for (const Output &o : outputs)
       out.push_back(derived().outputJson(executor_, o));
@@ -76,7 +108,9 @@ public:
                          const RunOptions &options = {}) {
     BatchResult result = forward(batch, options, true);
     executor_.backward();
+    auto start = std::chrono::steady_clock::now();
     optimizer.step(params_);
+    times_.optimizer = secondsSince(start);
     return result;
   }
 
@@ -99,6 +133,7 @@ public:
   const ParamStore &params() const { return params_; }
   const std::vector<std::string> &metricNames() const { return metricNames_; }
   const Executor &executor() const { return executor_; }
+  const ModelTimes &times() const { return times_; }
   Executor &executor() { return executor_; }
 
 protected:
@@ -109,7 +144,13 @@ protected:
 private:
   const Derived &derived() const { return static_cast<const Derived &>(*this); }
 
+  static double secondsSince(std::chrono::steady_clock::time_point start) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  }
+
   std::vector<Output> unfold(Batch batch) {
+    auto start = std::chrono::steady_clock::now();
+    times_ = ModelTimes{};
     graph_.clear();
     std::vector<Output> outputs;
     outputs.reserve(batch.size());
@@ -117,6 +158,7 @@ private:
       graph_.beginExample();
       outputs.push_back(derived().unfold(*example, graph_));
     }
+    times_.unfold = secondsSince(start);
     return outputs;
   }
 
@@ -141,6 +183,7 @@ private:
 
   BatchGraph graph_;
   Executor executor_{params_};
+  ModelTimes times_;
 };
 
 } // namespace foldc::rt

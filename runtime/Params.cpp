@@ -1,7 +1,10 @@
 // Parameter storage and initialisation.
 #include "runtime/Params.h"
 
+#include "runtime/GemmClock.h"
 #include "runtime/Random.h"
+
+#include <Eigen/Core>
 
 #include <cmath>
 #include <functional>
@@ -65,6 +68,27 @@ void ParamStore::initialize(uint64_t seed) {
       break;
     }
     }
+  }
+}
+
+void ParamStore::deferWeightGradients() {
+  for (Param &p : params_)
+    p.deferred.active = true;
+}
+
+void ParamStore::flushDeferredGradients() {
+  using RowMajor = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+  GemmClock::Scope timing;
+  for (Param &p : params_) {
+    Param::DeferredProduct &d = p.deferred;
+    d.active = false;
+    if (d.x.empty())
+      continue;
+    Eigen::Index rows = Eigen::Index(d.x.size()) / d.in;
+    Eigen::Map<const RowMajor> x(d.x.data(), rows, d.in), dy(d.dy.data(), rows, d.out);
+    Eigen::Map<RowMajor>(p.grad.data(), d.in, d.out).noalias() += x.transpose() * dy;
+    d.x.clear(); // keeps the capacity: the next pass reuses it
+    d.dy.clear();
   }
 }
 

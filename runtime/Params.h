@@ -27,6 +27,17 @@ struct Param {
   bool sparseRows = false;
   std::vector<int32_t> touchedRows;
   std::vector<uint8_t> rowTouched;
+  /// A weight's gradient x^T dy collected during a backward pass
+  /// (ParamStore::deferWeightGradients): the rows of x and dy of every batch,
+  /// multiplied once at the end. One GEMM over all of a pass's rows reads and
+  /// writes the gradient once, not once per batch (a small minibatch has
+  /// batches of a few rows at each of many depths).
+  struct DeferredProduct {
+    bool active = false;
+    int64_t in = 0, out = 0; ///< widths of x and dy
+    std::vector<float> x, dy;
+  };
+  DeferredProduct deferred;
 
   int64_t size() const { return int64_t(value.size()); }
   int64_t rowWidth() const { return shape.empty() ? 1 : shape.back(); }
@@ -41,6 +52,14 @@ struct Param {
       for (int64_t k = 0; k < w; ++k)
         g[k] += grads[r * w + k];
     }
+  }
+  /// Collects `rows` rows of x (`in` wide) and dy (`out` wide) for a
+  /// deferred x^T dy (`deferred.active` must be set).
+  void deferProduct(const float *x, const float *dy, int64_t rows, int64_t in, int64_t out) {
+    deferred.in = in;
+    deferred.out = out;
+    deferred.x.insert(deferred.x.end(), x, x + rows * in);
+    deferred.dy.insert(deferred.dy.end(), dy, dy + rows * out);
   }
   /// Marks row `r` as having a gradient this step.
   void touchRow(int32_t r) {
@@ -74,6 +93,11 @@ public:
   void initialize(uint64_t seed);
   /// Zeroes the gradients (for sparse tables, only the touched rows).
   void zeroGrads();
+  /// Until flushDeferredGradients(), linear layers collect the rows of their
+  /// weight gradients instead of multiplying them (Param::DeferredProduct).
+  void deferWeightGradients();
+  /// Adds each collected x^T dy to its weight's gradient, one GEMM per weight.
+  void flushDeferredGradients();
 
 private:
   std::vector<Param> params_;

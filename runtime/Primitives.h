@@ -6,6 +6,7 @@
 // Sizes are template parameters so every loop and GEMM has compile-time widths.
 #pragma once
 
+#include "runtime/GemmClock.h"
 #include "runtime/Ops.h"
 #include "runtime/Kernel.h"
 #include "runtime/Params.h"
@@ -22,10 +23,15 @@ template <int W> using Out = Rows<W>;
 /// y = x @ W for a parameter W: [I, O].
 template <int I, int O> struct Linear {
   static void forward(In<I> x, const Param &w, Out<O> y) {
+    GemmClock::Scope timing;
     y.noalias() = x * ParamMatrix(const_cast<float *>(w.value.data()), I, O);
   }
   static void backward(In<I> x, Param &w, In<O> dy, Out<I> dx) {
-    ParamMatrix(w.grad.data(), I, O).noalias() += x.transpose() * dy;
+    GemmClock::Scope timing;
+    if (w.deferred.active)
+      w.deferProduct(x.data(), dy.data(), x.rows(), I, O);
+    else
+      ParamMatrix(w.grad.data(), I, O).noalias() += x.transpose() * dy;
     dx.noalias() += dy * ParamMatrix(w.value.data(), I, O).transpose();
   }
 };
@@ -58,11 +64,13 @@ template <int M, int N, int P> struct MatMul {
   using View = Eigen::Map<Matrix>;
   using ConstView = Eigen::Map<const Matrix>;
   static void forward(In<M * N> a, In<N * P> b, Out<M * P> y) {
+    GemmClock::Scope timing;
     for (Eigen::Index r = 0; r < y.rows(); ++r)
       View(y.data() + r * M * P, M, P).noalias() =
           ConstView(a.data() + r * M * N, M, N) * ConstView(b.data() + r * N * P, N, P);
   }
   static void backward(In<M * N> a, In<N * P> b, In<M * P> dy, Out<M * N> da, Out<N * P> db) {
+    GemmClock::Scope timing;
     for (Eigen::Index r = 0; r < dy.rows(); ++r) {
       ConstView g(dy.data() + r * M * P, M, P);
       View(da.data() + r * M * N, M, N).noalias() += g * ConstView(b.data() + r * N * P, N, P).transpose();

@@ -18,13 +18,19 @@ static void indexRows(Schedule &schedule, size_t instances) {
   }
 }
 
-Schedule scheduleByDepth(const BatchGraph &graph) {
+static bool isLive(std::span<const char> live, int32_t id) {
+  return live.empty() || live[size_t(id)];
+}
+
+Schedule scheduleByDepth(const BatchGraph &graph, std::span<const char> live) {
   Schedule schedule;
   std::vector<int> depth(graph.size(), 0);
   // (depth, kernel) -> batch index; first appearance fixes the order within a depth.
   std::map<std::pair<int, const Kernel *>, size_t> batchIndex;
   std::vector<std::pair<int, size_t>> order; // (depth, creation rank) of each batch
   for (int32_t id = 0; id < int32_t(graph.size()); ++id) {
+    if (!isLive(live, id))
+      continue;
     int d = 1;
     for (const ValueRef &a : graph.args(id))
       d = std::max(d, depth[a.instance] + 1);
@@ -52,11 +58,12 @@ Schedule scheduleByDepth(const BatchGraph &graph) {
   return schedule;
 }
 
-Schedule scheduleUnbatched(const BatchGraph &graph) {
+Schedule scheduleUnbatched(const BatchGraph &graph, std::span<const char> live) {
   Schedule schedule;
   schedule.batches.reserve(graph.size());
   for (int32_t id = 0; id < int32_t(graph.size()); ++id)
-    schedule.batches.push_back(Batch{graph.instance(id).kernel, id + 1, {id}});
+    if (isLive(live, id))
+      schedule.batches.push_back(Batch{graph.instance(id).kernel, id + 1, {id}});
   schedule.maxDepth = int(graph.size());
   indexRows(schedule, graph.size());
   return schedule;

@@ -3,6 +3,7 @@
 
 #include "runtime/BatchGraph.h"
 
+#include <span>
 #include <vector>
 
 namespace foldc::rt {
@@ -26,11 +27,13 @@ struct Schedule {
 /// (kernel, depth); batches run by increasing depth, and within a depth in
 /// order of first appearance. Every argument is computed at a smaller depth,
 /// so the order is valid, and a value consumed many levels later is read
-/// where it was written (no pass-through copies).
-Schedule scheduleByDepth(const BatchGraph &graph);
+/// where it was written (no pass-through copies). With `live` (a flag per
+/// instance, BatchGraph::liveFrom), only live instances are scheduled; the
+/// others keep batchOf -1.
+Schedule scheduleByDepth(const BatchGraph &graph, std::span<const char> live = {});
 
 /// The per-example baseline: every instance is its own batch of one, in
-/// creation order (a topological order).
-Schedule scheduleUnbatched(const BatchGraph &graph);
+/// creation order (a topological order). `live` as above.
+Schedule scheduleUnbatched(const BatchGraph &graph, std::span<const char> live = {});
 
 } // namespace foldc::rt

@@ -1,6 +1,7 @@
 // Dynamic batching equals per-example execution: outputs, losses, gradients.
 #include "runtime/GradientCheck.h"
 #include "runtime/Executor.h"
+#include "runtime/Model.h"
 #include "runtime/reference/Layers.h"
 #include "runtime/WorkerPool.h"
 #include "runtime/reference/TreeLstm.h"
@@ -8,6 +9,7 @@
 #include <Eigen/Core>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
 
 namespace foldc::rt {
@@ -145,6 +147,57 @@ TEST(TreeLstmBatching, RowThreadsDoNotChangeForwardValues) {
     auto a = single.value({root, 0}), b = split.value({root, 0});
     expectClose({b.begin(), b.end()}, {a.begin(), a.end()}, "root state");
   }
+}
+
+/// Inference runs only what the outputs depend on: here the states, not the
+/// classifier and loss of every node; the states are the full forward's.
+TEST(Executor, OnlyRootsRunsWhatTheOutputsNeed) {
+  ParamStore params;
+  TreeLstmModel<kN> model(params, kVocab, true, true);
+  params.initialize(8);
+  BatchGraph graph;
+  std::vector<int32_t> rootIds = unfoldAll(model, randomTrees(12, 9), graph);
+  std::vector<ValueRef> roots;
+  for (int32_t id : rootIds)
+    roots.push_back({id, 0});
+  std::vector<char> live = graph.liveFrom(roots);
+  size_t liveCount = size_t(std::count(live.begin(), live.end(), 1));
+  size_t classifierCount = 0;
+  for (int32_t id = 0; id < int32_t(graph.size()); ++id) {
+    bool classifying = graph.instance(id).kernel == &model.classifier() ||
+                       graph.instance(id).kernel == &model.xent();
+    classifierCount += classifying;
+    EXPECT_EQ(bool(live[size_t(id)]), !classifying) << "instance " << id;
+  }
+  EXPECT_EQ(liveCount + classifierCount, graph.size());
+  for (bool batching : {true, false}) {
+    Executor full(params), pruned(params);
+    full.forward(graph, ExecOptions{batching, false, 0});
+    pruned.forward(graph, ExecOptions{batching, false, 0}, std::span<const ValueRef>(roots));
+    size_t scheduled = 0;
+    for (const Batch &batch : pruned.schedule().batches)
+      scheduled += batch.instances.size();
+    EXPECT_EQ(scheduled, liveCount);
+    EXPECT_EQ(pruned.objective(), 0.0);
+    for (ValueRef root : roots) {
+      auto a = full.value(root), b = pruned.value(root);
+      EXPECT_EQ(std::vector<float>(a.begin(), a.end()), std::vector<float>(b.begin(), b.end()));
+    }
+  }
+}
+
+TEST(Model, CollectValueRefsFindsEveryTensorOfAnOutput) {
+  std::tuple<ValueRef, std::vector<std::tuple<ValueRef, int64_t>>, int64_t, std::optional<ValueRef>,
+             std::optional<ValueRef>>
+      output{{1, 0}, {{{2, 0}, 5}, {{3, 1}, 6}}, 7, ValueRef{4, 0}, std::nullopt};
+  std::vector<ValueRef> refs;
+  collectValueRefs(output, refs);
+  ASSERT_EQ(refs.size(), 4u);
+  EXPECT_EQ(refs[0].instance, 1);
+  EXPECT_EQ(refs[1].instance, 2);
+  EXPECT_EQ(refs[2].instance, 3);
+  EXPECT_EQ(refs[2].output, 1);
+  EXPECT_EQ(refs[3].instance, 4);
 }
 
 TEST(Scheduler, BalancedTreeHasOneNodeBatchPerLevel) {
