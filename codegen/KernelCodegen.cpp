@@ -94,10 +94,11 @@ private:
   }
 
   /// Registers: one batch matrix per op, and the instances' host values
-  /// (`h` ints, `hf` as floats); `v` holds them for the backward pass.
+  /// (`h` ints, `hf` as floats). In training the executor keeps `v` for the
+  /// backward pass; otherwise backward recomputes it.
   void compute() {
     {
-      auto st = s_.scope("struct Values {", "};");
+      auto st = s_.scope("struct Values : foldc::rt::SavedValues {", "};");
       for (size_t i = 0; i < k_.ops.size(); ++i)
         s_.line("foldc::rt::RowsMatrix<" + str(widthOf(k_.ops[i].type)) + "> v" + str(int64_t(i)) +
                 ";");
@@ -278,7 +279,8 @@ private:
 
   void forward() {
     auto fn = s_.scope("void forward(const foldc::rt::ForwardCall &c) const override {");
-    s_.line("Values v;");
+    s_.line("Values local;");
+    s_.line("Values &v = foldc::rt::valuesToKeep(c, local);");
     s_.line("compute(c, v);");
     for (size_t j = 0; j < k_.results.size(); ++j) {
       int value = k_.results[j].op;
@@ -415,8 +417,11 @@ private:
       readsParams |= flows[i] && opInfo(k_.ops[i].kind).attr == OpAttr::Param;
     if (readsParams)
       s_.line("foldc::rt::ParamStore &params = *c.ctx->params;");
-    s_.line("Values v;");
-    s_.line("compute(c, v); // recomputed: kernels keep nothing between passes");
+    s_.line("Values recomputed;");
+    s_.line("const Values *kept = foldc::rt::keptValues<Values>(c);");
+    s_.line("if (!kept)");
+    s_.line("  compute(c, recomputed);");
+    s_.line("[[maybe_unused]] const Values &v = kept ? *kept : recomputed;");
     for (int64_t w : discardWidths(flows))
       s_.line("foldc::rt::RowsMatrix<" + str(w) + "> discard" + str(w) + " = foldc::rt::RowsMatrix<" + str(w) + ">::Zero(rows, " + str(w) + ");");
     for (size_t i = 0; i < k_.ops.size(); ++i) {

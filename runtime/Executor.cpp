@@ -113,6 +113,7 @@ void Executor::runForward(const Kernel &kernel, const ForwardCall &call) {
     slice.hostInts = call.hostInts + size_t(first) * size_t(sig.hostInts);
     slice.hostFloats = call.hostFloats + size_t(first) * size_t(sig.hostFloats);
     slice.instanceKeys = call.instanceKeys + first;
+    slice.saved = nullptr; // parts cannot share one slot: backward recomputes
     kernel.forward(slice);
   });
 }
@@ -143,6 +144,9 @@ void Executor::forward(const BatchGraph &graph, const ExecOptions &options,
     }
   }
   values_.resize(total);
+  saved_.clear();
+  if (options.training)
+    saved_.resize(schedule_.batches.size());
   std::vector<const float *> args;
   std::vector<float *> outs;
   for (size_t b = 0; b < schedule_.batches.size(); ++b) {
@@ -154,7 +158,9 @@ void Executor::forward(const BatchGraph &graph, const ExecOptions &options,
     outs.clear();
     for (size_t offset : outOffset_[b])
       outs.push_back(values_.data() + offset);
-    runForward(*batch.kernel, callFor(batch, args, outs));
+    ForwardCall call = callFor(batch, args, outs);
+    call.saved = saved_.empty() ? nullptr : &saved_[b];
+    runForward(*batch.kernel, call);
   }
   objective_ = 0;
   metrics_.clear();
@@ -207,6 +213,7 @@ void Executor::backward() {
     }
     BackwardCall call;
     static_cast<ForwardCall &>(call) = callFor(batch, args, outs);
+    call.saved = saved_.empty() ? nullptr : &saved_[b];
     call.outGrads = outGrads;
     call.argGrads = argGrads;
     batch.kernel->backward(call);
@@ -224,6 +231,7 @@ void Executor::backward() {
     stats_.scatter += secondsSince(scatterStart);
   }
   params_.flushDeferredGradients();
+  saved_.clear(); // their memory is the next forward's
   stats_.backward = secondsSince(start);
 }
 

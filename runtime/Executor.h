@@ -83,6 +83,8 @@ private:
   std::vector<std::vector<size_t>> outOffset_; ///< [batch][output] -> arena offset
   std::vector<float> values_, grads_;
   std::vector<std::vector<float>> scratch_;    ///< gathered argument matrices
+  /// Per batch, what its kernel's forward kept for backward (training only).
+  std::vector<std::unique_ptr<SavedValues>> saved_;
   std::vector<int32_t> hostInts_;
   std::vector<float> hostFloats_;
   std::vector<uint64_t> keys_;

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
@@ -17,6 +18,12 @@ struct ExecContext {
   uint64_t seed = 0;       ///< dropout seed of this step
 };
 
+/// What a kernel's forward keeps for its backward (its intermediate values),
+/// held by the executor between the two passes of a training step.
+struct SavedValues {
+  virtual ~SavedValues() = default;
+};
+
 /// The arguments of one batched forward call. Every tensor argument and
 /// result is a row-major matrix of `rows` rows (one per instance) and the
 /// width given by the kernel's signature.
@@ -28,7 +35,24 @@ struct ForwardCall {
   const float *hostFloats = nullptr;    ///< rows x hostFloats (lifted numbers)
   const uint64_t *instanceKeys = nullptr; ///< rows: identity for dropout masks
   ExecContext *ctx = nullptr;
+  /// When set, forward leaves its intermediate values here and backward
+  /// reads them; when null, backward recomputes them from the arguments.
+  std::unique_ptr<SavedValues> *saved = nullptr;
 };
+
+/// Where a kernel's forward computes its values (of type V): kept in `call`
+/// when it asks for them, else `local`.
+template <class V> V &valuesToKeep(const ForwardCall &call, V &local) {
+  if (!call.saved)
+    return local;
+  *call.saved = std::make_unique<V>();
+  return static_cast<V &>(**call.saved);
+}
+
+/// The values the forward of `call` kept, or null (then backward recomputes).
+template <class V> const V *keptValues(const ForwardCall &call) {
+  return call.saved && *call.saved ? static_cast<const V *>(call.saved->get()) : nullptr;
+}
 
 /// The arguments of one batched backward call: the forward call's data plus
 /// gradients. `argGrads` arrive zeroed; the kernel writes d(objective)/d(arg)
