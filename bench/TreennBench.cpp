@@ -7,7 +7,6 @@
 #include "runtime/GemmClock.h"
 #include "runtime/Optimizers.h"
 #include "runtime/Process.h"
-#include "runtime/WorkerPool.h"
 #include "treenn.h"
 
 #include <CLI/CLI.hpp>
@@ -140,13 +139,16 @@ int main(int argc, char **argv) {
     std::printf("sgemm peak, %d threads: %.1f GFLOP/s\n", threads, peaks[threads]);
   }
   std::printf("shares of the time: unfolding; scheduling and gathering/scattering rows; GEMM;\n"
-              "other kernel work (element-wise, gradients' zero-fill); the optimizer step\n");
+              "other kernel work (element-wise, gradients' zero-fill); the optimizer step.\n"
+              "vs DyNet: against DyNet's autobatching on this model and data, one thread, as\n"
+              "measured in issue 12 on a host whose sgemm peak was about 140 GFLOP/s\n");
   for (bool training : {true, false}) {
     printHeader(training ? "training (Adam)" : "inference (outputs only)");
     for (int threads : o.threads) {
+      // As the generated driver's --threads: Eigen's GEMMs use the threads.
+      // (Splitting rows over a WorkerPool as well nests one parallelism in
+      // the other: measured slower than one thread here.)
       configureProcess(threads);
-      WorkerPool pool(threads);
-      model.executor().setWorkerPool(&pool);
       for (int batch : o.batches)
         for (bool batching : {true, false}) {
           int count = std::min(int(trees.size()), batching ? o.trees : o.unbatchedTrees);
@@ -159,7 +161,6 @@ int main(int argc, char **argv) {
           printRow(threads, batch, batching, p, peaks[threads],
                    training ? kDynetTraining : kDynetInference);
         }
-      model.executor().setWorkerPool(nullptr);
     }
   }
   std::printf("\npeak RSS: %.0f MiB\n", foldc::bench::peakRssMiB());
