@@ -1,10 +1,8 @@
 // Parameter storage and initialisation.
 #include "runtime/Params.h"
 
-#include "runtime/GemmClock.h"
+#include "runtime/Gemm.h"
 #include "runtime/Random.h"
-
-#include <Eigen/Core>
 
 #include <cmath>
 #include <functional>
@@ -77,16 +75,14 @@ void ParamStore::deferWeightGradients() {
 }
 
 void ParamStore::flushDeferredGradients() {
-  using RowMajor = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-  GemmClock::Scope timing;
   for (Param &p : params_) {
     Param::DeferredProduct &d = p.deferred;
     d.active = false;
     if (d.x.empty())
       continue;
-    Eigen::Index rows = Eigen::Index(d.x.size()) / d.in;
-    Eigen::Map<const RowMajor> x(d.x.data(), rows, d.in), dy(d.dy.data(), rows, d.out);
-    Eigen::Map<RowMajor>(p.grad.data(), d.in, d.out).noalias() += x.transpose() * dy;
+    int64_t rows = int64_t(d.x.size()) / d.in;
+    gemm(Transpose::Yes, Transpose::No, d.in, d.out, rows, d.x.data(), d.in, d.dy.data(), d.out,
+         1.0f, p.grad.data(), d.out);
     d.x.clear(); // keeps the capacity: the next pass reuses it
     d.dy.clear();
   }

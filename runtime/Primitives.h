@@ -6,6 +6,7 @@
 // Sizes are template parameters so every loop and GEMM has compile-time widths.
 #pragma once
 
+#include "runtime/Gemm.h"
 #include "runtime/GemmClock.h"
 #include "runtime/Ops.h"
 #include "runtime/Kernel.h"
@@ -23,16 +24,17 @@ template <int W> using Out = Rows<W>;
 /// y = x @ W for a parameter W: [I, O].
 template <int I, int O> struct Linear {
   static void forward(In<I> x, const Param &w, Out<O> y) {
-    GemmClock::Scope timing;
-    y.noalias() = x * ParamMatrix(const_cast<float *>(w.value.data()), I, O);
+    gemm(Transpose::No, Transpose::No, x.rows(), O, I, x.data(), I, w.value.data(), O, 0.0f,
+         y.data(), O);
   }
   static void backward(In<I> x, Param &w, In<O> dy, Out<I> dx) {
-    GemmClock::Scope timing;
     if (w.deferred.active)
       w.deferProduct(x.data(), dy.data(), x.rows(), I, O);
     else
-      ParamMatrix(w.grad.data(), I, O).noalias() += x.transpose() * dy;
-    dx.noalias() += dy * ParamMatrix(w.value.data(), I, O).transpose();
+      gemm(Transpose::Yes, Transpose::No, I, O, x.rows(), x.data(), I, dy.data(), O, 1.0f,
+           w.grad.data(), O);
+    gemm(Transpose::No, Transpose::Yes, dy.rows(), I, O, dy.data(), O, w.value.data(), O, 1.0f,
+         dx.data(), I);
   }
 };
 

@@ -1,6 +1,8 @@
 // Threads and allocator settings.
 #include "runtime/Process.h"
 
+#include "runtime/Gemm.h"
+
 #include <Eigen/Core>
 #include <malloc.h>
 
@@ -8,6 +10,7 @@ namespace foldc::rt {
 
 void configureProcess(int threads) {
   Eigen::setNbThreads(threads < 1 ? 1 : threads);
+  setGemmThreads(threads);
   mallopt(M_MMAP_THRESHOLD, 1 << 30); // serve large blocks from the heap...
   mallopt(M_TRIM_THRESHOLD, -1);      // ...and never give them back
 }

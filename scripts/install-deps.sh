@@ -7,6 +7,7 @@ packages=(
   build-essential cmake ninja-build ccache git python3
   antlr4 default-jre-headless libantlr4-runtime-dev   # grammar/ -> parser
   libeigen3-dev                                       # runtime kernels
+  libopenblas-dev                                     # runtime: linear layers' GEMMs
   libclang-cpp14-dev libclang-14-dev llvm-14-dev      # import "h.h" via libTooling
   llvm-14-tools                                       # lit + FileCheck
   clang-14 libclang-rt-14-dev libomp-14-dev           # libFuzzer targets, sanitizer builds,

@@ -1,6 +1,7 @@
 // Dynamic batching equals per-example execution: outputs, losses, gradients.
 #include "runtime/GradientCheck.h"
 #include "runtime/Executor.h"
+#include "runtime/Gemm.h"
 #include "runtime/Model.h"
 #include "runtime/reference/Layers.h"
 #include "runtime/WorkerPool.h"
@@ -123,8 +124,10 @@ TEST(TreeLstmBatching, ThreadCountDoesNotChangeResults) {
   std::vector<Tree> trees = randomTrees(16, 5);
   auto unfold = [&](BatchGraph &g, int e) { return ValueRef{model.unfold(g, trees[e]), 0}; };
   Eigen::setNbThreads(1);
+  setGemmThreads(1);
   RunResult one = run(params, unfold, 16, true);
   Eigen::setNbThreads(2);
+  setGemmThreads(2);
   RunResult two = run(params, unfold, 16, true);
   Eigen::setNbThreads(0);
   expectSameResults(two, one);
