@@ -12,17 +12,6 @@
 
 namespace foldc::rt {
 
-/// (f(x + h) - f(x - h)) / 2h, leaving x as it was.
-template <typename Objective> double centralDifference(float &x, double h, Objective objective) {
-  float saved = x;
-  x = saved + float(h);
-  double up = objective();
-  x = saved - float(h);
-  double down = objective();
-  x = saved;
-  return (up - down) / (2 * h);
-}
-
 /// The slopes of f around x at step h, given f(x) = `here`; x is left as it was.
 struct FiniteDifferences {
   double central;  ///< (f(x + h) - f(x - h)) / 2h
@@ -39,6 +28,11 @@ FiniteDifferences finiteDifferences(float &x, double h, double here, Objective o
   double down = objective();
   x = saved;
   return {(up - down) / (2 * h), (up - here) / h, (here - down) / h};
+}
+
+/// (f(x + h) - f(x - h)) / 2h, leaving x as it was (f(x) is not needed).
+template <typename Objective> double centralDifference(float &x, double h, Objective objective) {
+  return finiteDifferences(x, h, 0.0, objective).central;
 }
 
 /// Every parameter's gradient, in ParamStore order.
