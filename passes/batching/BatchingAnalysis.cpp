@@ -71,8 +71,8 @@ void Lowering::collectDataTypes() {
 }
 
 /// Parameters in declaration order: global params, each def's params
-/// (`DEF.NAME`), each layer's (`LAYER.W`...). Layers get the conventional
-/// initialisers: embeddings U(-0.05, 0.05), matrices Glorot, vectors zeros.
+/// (`DEF.NAME`), each layer's (`LAYER.W`...), with the initialisers the type
+/// checker gave them.
 void Lowering::collectParams() {
   auto fromInfo = [](std::string key, const ParamInfo &info) {
     return PlanParam{std::move(key), info.type->shape, info.init, info.a, info.b, false};
@@ -89,14 +89,8 @@ void Lowering::collectParams() {
       if (it == program_.layers.end())
         continue;
       bool embedding = it->second.kind == LayerKind::Embedding;
-      for (const LayerInfo::Param &p : it->second.params) {
-        PlanParam param{l->name + "." + p.name, p.shape, InitKind::Zeros, 0, 0, embedding};
-        if (embedding)
-          param.init = InitKind::Uniform, param.a = -0.05, param.b = 0.05;
-        else if (p.shape.size() >= 2)
-          param.init = InitKind::Glorot;
-        plan_.params.push_back(std::move(param));
-      }
+      for (const LayerInfo::Param &p : it->second.params)
+        plan_.params.push_back(PlanParam{l->name + "." + p.name, p.shape, p.init, p.a, p.b, embedding});
     }
   }
 }

@@ -115,39 +115,43 @@ ParamInfo TypeChecker::checkParam(const ParamDecl &param) {
   }
   bool matrix = info.type->isTensor() && info.type->shape.size() >= 2;
   info.init = matrix ? InitKind::Glorot : InitKind::Zeros;
-  if (!param.init)
-    return info;
-  const Expr *init = param.init.get();
-  const NameExpr *name = dyn_cast<NameExpr>(init);
-  const CallExpr *call = dyn_cast<CallExpr>(init);
+  if (param.init)
+    checkInitializer(*param.init, info.type, info.init, info.a, info.b);
+  return info;
+}
+
+void TypeChecker::checkInitializer(const Expr &init, const TypeRef &paramType, InitKind &kind,
+                                   double &a, double &b) {
+  const NameExpr *name = dyn_cast<NameExpr>(&init);
+  const CallExpr *call = dyn_cast<CallExpr>(&init);
   if (call)
     name = dyn_cast<NameExpr>(call->callee.get());
   if (!name || !isInitializerName(name->name)) {
-    diag_.error(init->range()) << "expected an initialiser (zeros, ones, uniform(a, b), "
-                                  "normal(std), glorot or constant(v)), found '"
-                               << toSource(*init) << "'";
-    return info;
+    diag_.error(init.range()) << "expected an initialiser (zeros, ones, uniform(a, b), "
+                                 "normal(std), glorot or constant(v)), found '"
+                              << toSource(init) << "'";
+    return;
   }
   static const std::map<std::string, std::pair<InitKind, size_t>> kinds{
       {"zeros", {InitKind::Zeros, 0}},     {"ones", {InitKind::Ones, 0}},
       {"uniform", {InitKind::Uniform, 2}}, {"normal", {InitKind::Normal, 1}},
       {"glorot", {InitKind::Glorot, 0}},   {"constant", {InitKind::Constant, 1}}};
-  auto [kind, arity] = kinds.at(name->name);
+  auto [written, arity] = kinds.at(name->name);
   size_t given = call ? call->args.size() : 0;
   if (given != arity) {
-    diag_.error(init->range()) << "initialiser '" << name->name << "' takes " << arity
-                               << " argument" << (arity == 1 ? "" : "s") << ", found " << given;
-    return info;
+    diag_.error(init.range()) << "initialiser '" << name->name << "' takes " << arity
+                              << " argument" << (arity == 1 ? "" : "s") << ", found " << given;
+    return;
   }
-  if (kind == InitKind::Glorot && info.type->isTensor() && !matrix)
-    diag_.error(init->range()) << "glorot needs a param of rank 2 or more, found "
-                               << toString(info.type);
-  info.init = kind;
-  double *slots[] = {&info.a, &info.b};
+  if (written == InitKind::Glorot && paramType->isTensor() && paramType->shape.size() < 2)
+    diag_.error(init.range()) << "glorot needs a param of rank 2 or more, found "
+                              << toString(paramType);
+  kind = written;
+  a = b = 0;
+  double *slots[] = {&a, &b};
   for (size_t i = 0; i < given; ++i)
     if (auto v = consts_.evaluate(*call->args[i].value, &diag_))
       *slots[i] = v->asDouble();
-  return info;
 }
 
 //===------------------------------------------------------------ layers
@@ -163,12 +167,14 @@ void TypeChecker::checkLayer(const LayerDecl &layer) {
   }
   LayerInfo info;
   std::vector<const Expr *> positional;
-  const Expr *activation = nullptr;
+  const Expr *activation = nullptr, *tableInit = nullptr;
   for (const Argument &arg : call->args) {
     if (arg.name.empty()) {
       positional.push_back(arg.value.get());
     } else if (arg.name == "act" && ctor->name == "fc") {
       activation = arg.value.get();
+    } else if (arg.name == "init" && ctor->name == "embedding") {
+      tableInit = arg.value.get();
     } else {
       diag_.error(arg.range) << "'" << ctor->name << "' has no option '" << arg.name << "'";
       return;
@@ -188,7 +194,9 @@ void TypeChecker::checkLayer(const LayerDecl &layer) {
   } else {
     diag_.error(call->range()) << "'" << ctor->name << "' takes "
                                << (isEmbedding ? "(rows, width)" : "(in -> out)")
-                               << (ctor->name == "fc" ? " and an optional 'act:'" : "");
+                               << (ctor->name == "fc"          ? " and an optional 'act:'"
+                                   : isEmbedding ? " and an optional 'init:'"
+                                                 : "");
     return;
   }
   auto in = consts_.positiveInt(*sizes[0], "a layer size", diag_);
@@ -219,7 +227,11 @@ void TypeChecker::checkLayer(const LayerDecl &layer) {
   } else if (isEmbedding) {
     info.kind = LayerKind::Embedding;
     info.blockType = types::block({types::intType()}, types::f32({*out}));
-    info.params = {{"E", {*in, *out}}};
+    // Word vectors start small and random unless `init:` says otherwise.
+    LayerInfo::Param table{"E", {*in, *out}, InitKind::Uniform, -0.05, 0.05};
+    if (tableInit)
+      checkInitializer(*tableInit, types::f32(table.shape), table.init, table.a, table.b);
+    info.params = {std::move(table)};
   } else if (ctor->name == "lstm") {
     info.kind = LayerKind::LSTM;
     TypeRef h = types::f32({*out});

@@ -34,6 +34,10 @@ private:
   void checkFunction(const FunctionDecl &fn);
   void checkLayer(const LayerDecl &layer);
   ParamInfo checkParam(const ParamDecl &param);
+  /// Reads `zeros`, `uniform(a, b)`, ... for a param of `paramType` into
+  /// kind/a/b; leaves them as they are after an error.
+  void checkInitializer(const Expr &init, const TypeRef &paramType, InitKind &kind, double &a,
+                        double &b);
   struct FunctionContext {
     const FunctionDecl *fn;
     TypeRef declaredResult; ///< null when not written

@@ -51,6 +51,10 @@ struct LayerInfo {
   struct Param {
     std::string name;        ///< "W", "b", "E", "U"
     std::vector<int64_t> shape;
+    /// Matrices Glorot and vectors zeros; an embedding's table
+    /// uniform(-0.05, 0.05) unless its `init:` says otherwise.
+    InitKind init = shape.size() >= 2 ? InitKind::Glorot : InitKind::Zeros;
+    double a = 0, b = 0;     ///< uniform(a, b), normal(a), constant(a)
   };
   std::vector<Param> params;
 };
