@@ -1,6 +1,8 @@
 // Structs and JSONL readers for data declarations.
 #include "codegen/DataCodegen.h"
 
+#include <algorithm>
+
 namespace foldc {
 
 namespace {
@@ -204,6 +206,67 @@ std::string cppHostType(const BatchPlan &plan, const CppNames &names, const Type
 void emitDataTypes(const BatchPlan &plan, const CppNames &names, Emitter &header,
                    Emitter &source) {
   DataEmitter(plan, names, header, source).run();
+}
+
+} // namespace foldc
+
+namespace foldc {
+
+namespace {
+
+/// How a value of `type` is written in JSON, naming data types; collects the
+/// data types it mentions in `mentioned` (first mention first).
+std::string jsonShape(const BatchPlan &plan, const TypeRef &type,
+                      std::vector<const PlanDataType *> &mentioned) {
+  switch (type->kind) {
+  case TypeKind::Int: return "int";
+  case TypeKind::Float: return "float";
+  case TypeKind::Bool: return "bool";
+  case TypeKind::String: return "string";
+  case TypeKind::List: return "[" + jsonShape(plan, type->element0(), mentioned) + ", ...]";
+  case TypeKind::Optional: return jsonShape(plan, type->element0(), mentioned) + " or null";
+  case TypeKind::Tuple:
+    return "[" + commaSeparated(type->elements, [&](const TypeRef &t) {
+             return jsonShape(plan, t, mentioned);
+           }) + "]";
+  case TypeKind::Data: {
+    const PlanDataType &d = plan.dataType(*type);
+    if (std::find(mentioned.begin(), mentioned.end(), &d) == mentioned.end())
+      mentioned.push_back(&d);
+    return d.name;
+  }
+  default: return toString(type);
+  }
+}
+
+std::string recordShape(const BatchPlan &plan, const PlanDataType::Variant &variant,
+                        std::vector<const PlanDataType *> &mentioned) {
+  return "{" + commaSeparated(variant.fields, [&](const PlanField &f) {
+           return quoted(f.name) + ": " + jsonShape(plan, f.type, mentioned);
+         }) + "}";
+}
+
+} // namespace
+
+std::string exampleFormat(const BatchPlan &plan) {
+  std::vector<const PlanDataType *> mentioned;
+  std::string text = "--data: JSON Lines, one " + jsonShape(plan, plan.exampleType, mentioned) +
+                     " per line";
+  // Each data type is spelt out once, in order of first mention (the list
+  // grows while it is walked).
+  for (size_t i = 0; i < mentioned.size(); ++i) {
+    const PlanDataType &d = *mentioned[i];
+    std::string shape;
+    if (d.isRecord) {
+      shape = recordShape(plan, d.variants[0], mentioned);
+    } else {
+      for (const PlanDataType::Variant &v : d.variants)
+        shape += (shape.empty() ? "" : " | ") + std::string("{") + quoted(v.name) + ": " +
+                 recordShape(plan, v, mentioned) + "}";
+    }
+    text += "\n  " + d.name + " = " + shape;
+  }
+  return text + "\n(the \"Data files\" section of foldc's docs/language.md)";
 }
 
 } // namespace foldc

@@ -19,4 +19,8 @@ std::string cppHostType(const BatchPlan &plan, const CppNames &names, const Type
 void emitDataTypes(const BatchPlan &plan, const CppNames &names, Emitter &header,
                    Emitter &source);
 
+/// What a driver's --help says its --data holds: the model's example type
+/// and every data type it reaches, as JSON (`Tree = {"Leaf": {...}} | ...`).
+std::string exampleFormat(const BatchPlan &plan);
+
 } // namespace foldc

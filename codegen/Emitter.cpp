@@ -1,6 +1,8 @@
 // The C++ emitter.
 #include "codegen/Emitter.h"
 
+#include <cstdio>
+
 namespace foldc {
 
 Emitter &Emitter::line(const std::string &text) {
@@ -23,5 +25,23 @@ Emitter::Scope::~Scope() {
   emitter_->line(close_);
 }
 
+std::string stringLiteral(const std::string &text) {
+  std::string out = "std::string(\"";
+  for (unsigned char c : text) {
+    if (c == '"' || c == '\\')
+      out += '\\', out += char(c);
+    else if (c == '\n')
+      out += "\\n";
+    else if (c == '\t')
+      out += "\\t";
+    else if (c < 0x20 || c >= 0x7f) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\%03o", c);
+      out += buf;
+    } else
+      out += char(c);
+  }
+  return out + "\")";
+}
 
 } // namespace foldc

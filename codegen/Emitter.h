@@ -6,6 +6,9 @@
 
 namespace foldc {
 
+/// A C++ expression `std::string("...")` holding `text`, escaped.
+std::string stringLiteral(const std::string &text);
+
 /// "a, b, c": `text(item)` for each of `items`, separated by commas.
 template <class Range, class Text> std::string commaSeparated(const Range &items, Text text) {
   std::string out;

@@ -14,25 +14,6 @@ namespace {
 
 std::string str(int64_t v) { return std::to_string(v); }
 
-/// A C++ string literal holding `text`.
-std::string stringLiteral(const std::string &text) {
-  std::string out = "std::string(\"";
-  for (unsigned char c : text) {
-    if (c == '"' || c == '\\')
-      out += '\\', out += char(c);
-    else if (c == '\n')
-      out += "\\n";
-    else if (c == '\t')
-      out += "\\t";
-    else if (c < 0x20 || c >= 0x7f) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\%03o", c);
-      out += buf;
-    } else
-      out += char(c);
-  }
-  return out + "\")";
-}
 
 /// Before a declaration the program may not read (a let nobody uses, a
 /// binder or loop element a block ignores).

@@ -18,7 +18,7 @@
 
 namespace {
 
-enum class EmitStage { Tokens, AST, Types, Plan, Cpp };
+enum class EmitStage { Tokens, AST, Types, Plan, Dot, Cpp };
 
 constexpr int kExitProgramErrors = 1;
 constexpr int kExitUsage = 2;
@@ -116,7 +116,8 @@ int run(const Options &options) {
   }
   static const std::map<EmitStage, foldc::Pass> lastPass = {
       {EmitStage::AST, foldc::Pass::Parse}, {EmitStage::Types, foldc::Pass::TypeCheck},
-      {EmitStage::Plan, foldc::Pass::Verify}, {EmitStage::Cpp, foldc::Pass::Emit}};
+      {EmitStage::Plan, foldc::Pass::Verify}, {EmitStage::Dot, foldc::Pass::Verify},
+      {EmitStage::Cpp, foldc::Pass::Emit}};
   foldc::PipelineOptions pipeline = options.pipeline;
   pipeline.log = &std::cerr;
   pipeline.last = lastPass.at(options.emit);
@@ -134,6 +135,7 @@ int run(const Options &options) {
   case EmitStage::AST: foldc::dumpAST(*result.module, out); return 0;
   case EmitStage::Types: foldc::printTypes(*result.program, out); return 0;
   case EmitStage::Plan: foldc::printPlan(result.plan, out); return 0;
+  case EmitStage::Dot: foldc::printPlanDot(result.plan, out); return 0;
   default: break;
   }
   const foldc::GeneratedCpp &code = result.code;
@@ -163,12 +165,13 @@ int main(int argc, char **argv) {
   app.add_option("FILE", options.input, "the .fold file ('-' reads standard input)");
   const std::map<std::string, EmitStage> stages{
       {"tokens", EmitStage::Tokens}, {"ast", EmitStage::AST}, {"types", EmitStage::Types},
-      {"plan", EmitStage::Plan}, {"cpp", EmitStage::Cpp}};
+      {"plan", EmitStage::Plan}, {"dot", EmitStage::Dot}, {"cpp", EmitStage::Cpp}};
   std::string emit;
   app.add_option("--emit", emit,
-                 "what to print: tokens, ast, types (the default without -o), plan or cpp "
-                 "(the default with -o DIR: writes DIR/NAME.h and DIR/NAME.cpp)")
-      ->check(CLI::IsMember({"tokens", "ast", "types", "plan", "cpp"}));
+                 "what to print: tokens, ast, types (the default without -o), plan, dot (the "
+                 "plan for Graphviz) or cpp (the default with -o DIR: writes DIR/NAME.h and "
+                 "DIR/NAME.cpp)")
+      ->check(CLI::IsMember({"tokens", "ast", "types", "plan", "dot", "cpp"}));
   app.add_option("--output-name", options.outputName,
                  "with -o DIR: name the files NAME.h, NAME.cpp, NAME_main.cpp (default: the model's)");
   app.add_option("--depfile", options.depfile,

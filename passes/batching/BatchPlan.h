@@ -300,5 +300,8 @@ int64_t widthOf(const TypeRef &tensor);
 
 /// `foldc --emit=plan`: the kernels, then each function's unfolding steps.
 void printPlan(const BatchPlan &plan, std::ostream &out);
+/// The plan as a Graphviz digraph: kernels (with their batching keys), and
+/// each function's unfolding steps pointing at the kernels they instantiate.
+void printPlanDot(const BatchPlan &plan, std::ostream &out);
 
 } // namespace foldc
