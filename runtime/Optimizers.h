@@ -3,43 +3,85 @@
 
 #include "runtime/Params.h"
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
 namespace foldc::rt {
 
+/// What a training checkpoint keeps of an optimizer: its per-weight slots
+/// (Adagrad's accumulators, Adam's moments) named `SLOT/PARAM`, and the
+/// number of steps taken.
+struct OptimizerState {
+  std::map<std::string, std::vector<float>> slots;
+  int64_t steps = 0;
+};
+
 /// Applies the accumulated gradients to the parameters and zeroes them, in
 /// one pass over each parameter (in float, vectorised: an optimizer step costs
 /// a few memory passes). Parameters with sparse rows (embeddings) update only
 /// the touched rows.
+///
+/// Weight decay (L2) adds `weightDecay * w` to every gradient the step
+/// applies, after clipping: the objective gains `weightDecay / 2 * |w|^2`
+/// over the dense parameters and the embedding rows a batch touches (rows a
+/// batch does not use are left alone, as sparse updates do).
 class Optimizer {
 public:
-  explicit Optimizer(double clipNorm = 0) : clipNorm_(clipNorm) {}
+  explicit Optimizer(double clipNorm = 0, double weightDecay = 0)
+      : clipNorm_(clipNorm), weightDecay_(weightDecay) {}
   virtual ~Optimizer() = default;
   void step(ParamStore &params);
 
+  /// The state to checkpoint: every slot of every parameter of `params`.
+  OptimizerState state(const ParamStore &params);
+  /// Puts back a state() taken from the same kind of optimizer over the same
+  /// parameters; throws std::runtime_error naming a missing, unexpected or
+  /// mis-sized slot.
+  void restore(const ParamStore &params, OptimizerState state);
+
 protected:
+  /// A per-weight state, one vector per parameter, created (filled with
+  /// `initial`) when the optimizer first sees the parameter.
+  struct Slot {
+    std::string name;
+    float initial = 0;
+    std::vector<std::vector<float>> values;
+  };
+  /// Declares a slot (in a subclass constructor) for state() and restore().
+  void addSlot(Slot &slot) { slots_.push_back(&slot); }
+  long steps() const { return steps_; }
+
   /// Updates `count` floats of parameter `id` starting at `offset` from
-  /// gradScale times their gradients, and zeroes those gradients.
-  virtual void update(int id, Param &param, size_t offset, size_t count, float gradScale) = 0;
+  /// the gradients `scale * g + decay * w`, and zeroes those gradients.
+  virtual void update(int id, Param &param, size_t offset, size_t count, float scale,
+                      float decay) = 0;
   /// Once a step, before the updates: state sizes, per-step constants.
   virtual void beginStep(ParamStore &) {}
 
 private:
   /// 1, or what brings the global L2 norm of the gradients down to clipNorm_.
   float gradientScale(const ParamStore &params) const;
+  /// Gives every slot a vector for every parameter of `params`.
+  void growSlots(const ParamStore &params);
+
+  std::vector<Slot *> slots_;
+  long steps_ = 0;
 
   double clipNorm_; ///< 0: no clipping; else scale gradients to this global L2 norm at most
+  double weightDecay_;
 };
 
 /// Plain `p -= lr * g`: no momentum, no decay.
 class Sgd : public Optimizer {
 public:
-  explicit Sgd(double lr, double clipNorm = 0) : Optimizer(clipNorm), lr_(lr) {}
+  explicit Sgd(double lr, double clipNorm = 0, double weightDecay = 0)
+      : Optimizer(clipNorm, weightDecay), lr_(lr) {}
 
 protected:
-  void update(int id, Param &param, size_t offset, size_t count, float gradScale) override;
+  void update(int id, Param &param, size_t offset, size_t count, float scale,
+              float decay) override;
 
 private:
   double lr_;
@@ -49,16 +91,19 @@ private:
 /// at 0.1; `p -= lr * g / sqrt(acc)` after `acc += g^2`.
 class Adagrad : public Optimizer {
 public:
-  explicit Adagrad(double lr, double initialAccumulator = 0.1, double clipNorm = 0)
-      : Optimizer(clipNorm), lr_(lr), initial_(initialAccumulator) {}
+  explicit Adagrad(double lr, double initialAccumulator = 0.1, double clipNorm = 0,
+                   double weightDecay = 0)
+      : Optimizer(clipNorm, weightDecay), lr_(lr), acc_{"acc", float(initialAccumulator), {}} {
+    addSlot(acc_);
+  }
 
 protected:
-  void beginStep(ParamStore &params) override;
-  void update(int id, Param &param, size_t offset, size_t count, float gradScale) override;
+  void update(int id, Param &param, size_t offset, size_t count, float scale,
+              float decay) override;
 
 private:
-  double lr_, initial_;
-  std::vector<std::vector<float>> acc_;
+  double lr_;
+  Slot acc_;
 };
 
 /// Adam (Kingma & Ba 2015) with the paper's defaults: beta1 0.9, beta2 0.999,
@@ -68,21 +113,25 @@ private:
 class Adam : public Optimizer {
 public:
   explicit Adam(double lr = 1e-3, double beta1 = 0.9, double beta2 = 0.999, double eps = 1e-8,
-                double clipNorm = 0)
-      : Optimizer(clipNorm), lr_(lr), beta1_(beta1), beta2_(beta2), eps_(eps) {}
+                double clipNorm = 0, double weightDecay = 0)
+      : Optimizer(clipNorm, weightDecay), lr_(lr), beta1_(beta1), beta2_(beta2), eps_(eps) {
+    addSlot(m_);
+    addSlot(v_);
+  }
 
 protected:
   void beginStep(ParamStore &params) override;
-  void update(int id, Param &param, size_t offset, size_t count, float gradScale) override;
+  void update(int id, Param &param, size_t offset, size_t count, float scale,
+              float decay) override;
 
 private:
   double lr_, beta1_, beta2_, eps_;
-  long step_ = 0;
   float stepSize_ = 0, correctedEps_ = 0; ///< this step's, from the bias corrections
-  std::vector<std::vector<float>> m_, v_;
+  Slot m_{"m", 0, {}}, v_{"v", 0, {}};
 };
 
 /// "sgd", "adagrad" or "adam" with learning rate `lr`; null for other names.
-std::unique_ptr<Optimizer> makeOptimizer(const std::string &name, double lr, double clipNorm = 0);
+std::unique_ptr<Optimizer> makeOptimizer(const std::string &name, double lr, double clipNorm = 0,
+                                         double weightDecay = 0);
 
 } // namespace foldc::rt

@@ -87,7 +87,8 @@ Entry parseEntry(const std::string &path, const std::string &name, const json &i
 
 } // namespace
 
-std::map<std::string, TensorData> readSafetensors(const std::string &path) {
+std::map<std::string, TensorData> readSafetensors(const std::string &path,
+                                                  std::map<std::string, std::string> *metadata) {
   std::string bytes = readAll(path);
   if (bytes.size() < 8)
     fail(path, "file is shorter than the 8-byte header length");
@@ -106,6 +107,16 @@ std::map<std::string, TensorData> readSafetensors(const std::string &path) {
   for (const auto &[name, info] : header.items())
     if (name != "__metadata__")
       entries.push_back(parseEntry(path, name, info));
+  if (metadata && header.contains("__metadata__")) {
+    const json &meta = header["__metadata__"];
+    if (!meta.is_object())
+      fail(path, "__metadata__ is not an object");
+    for (const auto &[key, value] : meta.items()) {
+      if (!value.is_string())
+        fail(path, "__metadata__ '" + key + "' is not a string");
+      (*metadata)[key] = value.get<std::string>();
+    }
+  }
   std::sort(entries.begin(), entries.end(),
             [](const Entry &a, const Entry &b) { return a.begin < b.begin; });
   uint64_t dataSize = bytes.size() - 8 - headerSize, expected = 0;
@@ -142,14 +153,16 @@ std::string nonFinite(const std::string &name, const std::vector<float> &values)
          " at element " + std::to_string(bad - values.begin());
 }
 
-/// The safetensors bytes of every parameter, in declaration order.
-std::string serialize(const ParamStore &params) {
+/// The safetensors bytes of `tensors`, in their order, and `metadata`.
+std::string serialize(const std::vector<TensorView> &tensors,
+                      const std::map<std::string, std::string> &metadata) {
   json header = json::object();
+  if (!metadata.empty())
+    header["__metadata__"] = metadata;
   uint64_t offset = 0;
-  for (int id = 0; id < params.count(); ++id) {
-    const Param &p = params.at(id);
-    uint64_t bytes = uint64_t(p.value.size()) * 4;
-    header[p.name] = {{"dtype", "F32"}, {"shape", p.shape}, {"data_offsets", {offset, offset + bytes}}};
+  for (const TensorView &t : tensors) {
+    uint64_t bytes = uint64_t(t.values->size()) * 4;
+    header[t.name] = {{"dtype", "F32"}, {"shape", *t.shape}, {"data_offsets", {offset, offset + bytes}}};
     offset += bytes;
   }
   std::string text = header.dump();
@@ -158,10 +171,8 @@ std::string serialize(const ParamStore &params) {
   for (int i = 0; i < 8; ++i)
     out[size_t(i)] = char((uint64_t(text.size()) >> (8 * i)) & 0xff);
   out += text;
-  for (int id = 0; id < params.count(); ++id) {
-    const std::vector<float> &v = params.at(id).value;
-    out.append(reinterpret_cast<const char *>(v.data()), v.size() * 4);
-  }
+  for (const TensorView &t : tensors)
+    out.append(reinterpret_cast<const char *>(t.values->data()), t.values->size() * 4);
   return out;
 }
 
@@ -218,11 +229,23 @@ private:
 
 } // namespace
 
-void saveParams(const ParamStore &params, const std::string &path) {
+std::vector<TensorView> paramViews(const ParamStore &params) {
+  std::vector<TensorView> views;
   for (int id = 0; id < params.count(); ++id)
-    if (std::string what = nonFinite(params.at(id).name, params.at(id).value); !what.empty())
+    views.push_back({params.at(id).name, &params.at(id).shape, &params.at(id).value});
+  return views;
+}
+
+void saveParams(const ParamStore &params, const std::string &path) {
+  saveTensors(paramViews(params), {}, path);
+}
+
+void saveTensors(const std::vector<TensorView> &tensors,
+                 const std::map<std::string, std::string> &metadata, const std::string &path) {
+  for (const TensorView &t : tensors)
+    if (std::string what = nonFinite(t.name, *t.values); !what.empty())
       fail(path, what + ": not saved, the previous file is unchanged");
-  std::string bytes = serialize(params);
+  std::string bytes = serialize(tensors, metadata);
   fs::path target = saveTarget(path);
   std::error_code error;
   fs::file_status status = fs::status(target, error);
@@ -247,6 +270,11 @@ void saveParams(const ParamStore &params, const std::string &path) {
 
 void loadParams(ParamStore &params, const std::string &path) {
   std::map<std::string, TensorData> tensors = readSafetensors(path);
+  assignParams(params, std::move(tensors), path);
+}
+
+void assignParams(ParamStore &params, std::map<std::string, TensorData> tensors,
+                  const std::string &path) {
   std::vector<std::string> problems;
   for (int id = 0; id < params.count(); ++id) {
     const Param &p = params.at(id);

@@ -76,6 +76,27 @@ TEST(Optimizer, SparseRowsUpdateOnlyTouchedRows) {
   EXPECT_TRUE(p.at(0).touchedRows.empty());
 }
 
+TEST(Optimizer, WeightDecayAddsTheL2Gradient) {
+  ParamStore p = oneParam(2.0f, 0.5f);
+  Sgd(0.1, /*clipNorm=*/0, /*weightDecay=*/0.25).step(p); // g + 0.25 * w = 1
+  EXPECT_FLOAT_EQ(p.at(0).value[0], 1.9f);
+  ParamStore q = oneParam(2.0f, 0.5f);
+  Adagrad(0.1, 0.1, /*clipNorm=*/0, /*weightDecay=*/0.25).step(q); // acc = 0.1 + 1
+  EXPECT_NEAR(q.at(0).value[0], 2.0 - 0.1 / std::sqrt(1.1), 1e-6);
+}
+
+TEST(Optimizer, WeightDecayFollowsClippingAndSparseRows) {
+  ParamStore p;
+  p.add("E", {2, 2}, {InitKind::Ones}, /*sparseRows=*/true);
+  p.initialize(0);
+  p.at(0).touchRow(1);
+  p.at(0).grad = {0.0f, 0.0f, 30.0f, 40.0f}; // norm 50, clipped to 5
+  Sgd(1.0, /*clipNorm=*/5.0, /*weightDecay=*/0.5).step(p);
+  EXPECT_FLOAT_EQ(p.at(0).value[0], 1.0f) << "an untouched row is not decayed";
+  EXPECT_FLOAT_EQ(p.at(0).value[2], 1.0f - (3.0f + 0.5f));
+  EXPECT_FLOAT_EQ(p.at(0).value[3], 1.0f - (4.0f + 0.5f));
+}
+
 TEST(Optimizer, FactoryKnowsTheThreeNames) {
   EXPECT_NE(makeOptimizer("sgd", 0.1), nullptr);
   EXPECT_NE(makeOptimizer("adagrad", 0.1), nullptr);
