@@ -13,7 +13,9 @@
 #include <fstream>
 #include <functional>
 #include <pthread.h>
+#include <unistd.h>
 #include <iostream>
+#include <map>
 #include <numeric>
 #include <optional>
 #include <random>
@@ -24,29 +26,165 @@ namespace {
 
 struct DriverOptions {
   std::string data, dev, params, save, curve, optimizer = "adam";
+  std::string select = "loss"; ///< what --save keeps the best of: dev loss, or a dev metric
+  std::string checkpoint, resume; ///< train: the training state written each epoch, read to go on
   int epochs = 10, batchSize = 32, threads = 1;
   long limit = 0, devLimit = 0; ///< use only the first N examples (0: all)
   double lr = 0, clip = 0;      ///< lr 0: the optimizer's default
+  double weightDecay = 0;
   double step = 1e-2;           ///< check: the finite-difference step
   uint64_t seed = 1;
   bool noBatching = false;
+  bool allowUnknownFields = false;
   bool init = false; ///< eval, infer: fresh parameters, knowingly
 };
 
-/// Reports progress on stderr at most once a second.
+double secondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+/// Reports an epoch's progress on stderr at most once a second: examples
+/// done, their rate, the time left and the running train loss.
 class Progress {
 public:
-  bool due() {
+  Progress(int epoch, int epochs, size_t total) : epoch_(epoch), epochs_(epochs), total_(total) {}
+
+  void update(size_t done, double loss) {
     auto now = std::chrono::steady_clock::now();
     if (now - last_ < std::chrono::seconds(1))
-      return false;
+      return;
     last_ = now;
+    double rate = double(done) / secondsSince(begin_);
+    std::fprintf(stderr, "epoch %d/%d: %zu/%zu examples, %.0f examples/s, %.0f s left, train loss %.4g\n",
+                 epoch_, epochs_, done, total_, rate, double(total_ - done) / rate, loss);
+  }
+  double seconds() const { return secondsSince(begin_); }
+
+private:
+  int epoch_, epochs_;
+  size_t total_;
+  std::chrono::steady_clock::time_point begin_ = std::chrono::steady_clock::now(), last_ = begin_;
+};
+
+/// Which dev result `train --save` keeps: `loss` (the lowest dev loss), a
+/// metric's name (its highest dev mean, as papers select on accuracy:
+/// `root_hits`), or `min:NAME` / `max:NAME` to say which way is better.
+class Selection {
+public:
+  /// The metric index that `criterion` names: -1 for the loss, nullopt when
+  /// it names nothing the model has.
+  static std::optional<int> parse(const std::string &criterion,
+                                  const std::vector<std::string> &metricNames, bool *minimize) {
+    std::string name = criterion;
+    *minimize = name == "loss";
+    for (const char *prefix : {"min:", "max:"})
+      if (name.rfind(prefix, 0) == 0) {
+        *minimize = prefix[1] == 'i';
+        name = name.substr(4);
+      }
+    if (name == "loss")
+      return -1;
+    auto it = std::find(metricNames.begin(), metricNames.end(), name);
+    if (it == metricNames.end())
+      return std::nullopt;
+    return int(it - metricNames.begin());
+  }
+
+  /// `criterion` is one that parse() accepted.
+  Selection(const std::string &criterion, const std::vector<std::string> &metricNames)
+      : metric_(*parse(criterion, metricNames, &minimize_)) {}
+
+  /// Whether `dev` is the best so far (and remembers it).
+  bool improves(const BatchResult &dev) {
+    double value = metric_ < 0 ? dev.loss : dev.metricMean(size_t(metric_));
+    double score = minimize_ ? -value : value;
+    if (seen_ && !(score > best_))
+      return false;
+    seen_ = true;
+    best_ = score;
     return true;
   }
 
+  /// The best score so far as text ("" before any), for a checkpoint.
+  std::string saveState() const { return seen_ ? nlohmann::json(best_).dump() : ""; }
+  void restoreState(const std::string &text) {
+    seen_ = !text.empty();
+    if (seen_)
+      best_ = nlohmann::json::parse(text).get<double>();
+  }
+
 private:
-  std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
+  bool minimize_ = true;
+  int metric_;
+  bool seen_ = false;
+  double best_ = 0;
 };
+
+/// 6510300 as "6,510,300".
+std::string grouped(int64_t n) {
+  std::string digits = std::to_string(n), out;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i && (digits.size() - i) % 3 == 0)
+      out += ',';
+    out += digits[i];
+  }
+  return out;
+}
+
+std::string shapeText(const std::vector<int64_t> &shape) {
+  std::string out = "[";
+  for (size_t i = 0; i < shape.size(); ++i)
+    out += (i ? ", " : "") + std::to_string(shape[i]);
+  return out + "]";
+}
+
+/// `NAME info`: the parameters of each layer and def (the part of a
+/// parameter's name before its last dot), their total, the kernels (one per
+/// batching key) and the metrics.
+void printSummary(const std::string &name, const DriverModel &model, std::ostream &out) {
+  struct Owner {
+    std::string name, params;
+    int64_t weights = 0;
+  };
+  std::vector<Owner> owners;
+  const ParamStore &params = model.params();
+  int64_t total = 0;
+  for (int id = 0; id < params.count(); ++id) {
+    const Param &p = params.at(id);
+    size_t dot = p.name.rfind('.');
+    std::string owner = dot == std::string::npos ? "(global)" : p.name.substr(0, dot);
+    if (owners.empty() || owners.back().name != owner)
+      owners.push_back({owner, "", 0});
+    int64_t weights = 1;
+    for (int64_t d : p.shape)
+      weights *= d;
+    Owner &o = owners.back();
+    o.params += (o.params.empty() ? "" : ", ") + p.name.substr(dot + 1) + " " + shapeText(p.shape) +
+                (p.sparseRows ? " (rows updated when used)" : "");
+    o.weights += weights;
+    total += weights;
+  }
+  out << name << ": " << grouped(total) << " weights (" << (total * 4 + (1 << 19)) / (1 << 20)
+      << " MiB as f32) in " << params.count() << " parameters\n";
+  for (const Owner &o : owners) {
+    std::string weights = grouped(o.weights);
+    out << "  " << o.name << std::string(o.name.size() < 16 ? 16 - o.name.size() : 1, ' ')
+        << std::string(weights.size() < 11 ? 11 - weights.size() : 0, ' ') << weights << "  "
+        << o.params << "\n";
+  }
+  out << model.kernels().size() << " kernels (one per batching key):\n";
+  for (const std::unique_ptr<Kernel> &k : model.kernels()) {
+    const Kernel::Signature &sig = k->signature();
+    std::vector<int64_t> in(sig.argWidths.begin(), sig.argWidths.end());
+    std::vector<int64_t> results(sig.outWidths.begin(), sig.outWidths.end());
+    out << "  " << sig.name << ": row widths in " << shapeText(in) << ", out " << shapeText(results)
+        << ", " << grouped(int64_t(sig.flops)) << " FLOPs per instance\n";
+  }
+  out << "metrics:";
+  for (const std::string &m : model.metricNames())
+    out << " " << m;
+  out << (model.metricNames().empty() ? " none\n" : "\n");
+}
 
 /// Examples of one file: which dataset of the model holds them, and the line
 /// each came from.
@@ -69,24 +207,39 @@ public:
   int train() {
     checkWritable(o_.save);
     checkWritable(o_.curve);
+    checkWritable(o_.checkpoint);
     Dataset data = loadSome(0, o_.data, o_.limit), dev;
     if (!o_.dev.empty())
       dev = loadSome(1, o_.dev, o_.devLimit);
     start();
+    Selection selection(o_.select, model_.metricNames());
     double lr = o_.lr > 0 ? o_.lr : o_.optimizer == "sgd" ? 0.1 : o_.optimizer == "adagrad" ? 0.05 : 1e-3;
-    std::unique_ptr<Optimizer> optimizer = makeOptimizer(o_.optimizer, lr, o_.clip);
+    std::unique_ptr<Optimizer> optimizer = makeOptimizer(o_.optimizer, lr, o_.clip, o_.weightDecay);
+    int done = 0;
+    if (!o_.resume.empty()) {
+      done = readCheckpoint(*optimizer, selection, data.lines.size());
+      if (done >= o_.epochs)
+        throw std::runtime_error(o_.resume + ": has " + std::to_string(done) +
+                                 " epochs done already; --epochs counts them too, ask for more");
+      std::cerr << o_.resume << ": resuming after epoch " << done << "\n";
+    }
     std::ofstream curve;
     if (!o_.curve.empty())
-      curve = openCurve();
+      curve = openCurve(done > 0);
+    // The epochs done are replayed to their shuffles and step count: the
+    // rest of the run is the one that would have followed them.
     std::vector<int32_t> order = data.indices();
     std::mt19937_64 shuffle(o_.seed);
-    double bestDev = 1e300;
     uint64_t step = 0;
+    for (int epoch = 1; epoch <= done; ++epoch) {
+      std::shuffle(order.begin(), order.end(), shuffle);
+      step += (order.size() + size_t(o_.batchSize) - 1) / size_t(o_.batchSize);
+    }
     auto begin = std::chrono::steady_clock::now();
-    for (int epoch = 1; epoch <= o_.epochs; ++epoch) {
+    for (int epoch = done + 1; epoch <= o_.epochs; ++epoch) {
       std::shuffle(order.begin(), order.end(), shuffle);
       BatchResult epochResult;
-      Progress progress;
+      Progress progress(epoch, o_.epochs, order.size());
       for (size_t at = 0; at < order.size(); at += size_t(o_.batchSize)) {
         auto batch = slice(order, at);
         RunOptions run = runOptions();
@@ -98,29 +251,34 @@ public:
           throw std::runtime_error("epoch " + std::to_string(epoch) + ", step " + std::to_string(step) +
                                    ": the training loss is not finite (the parameters diverged: "
                                    "a lower --lr or a --clip may help); nothing more is saved");
-        if (progress.due())
-          std::cerr << "epoch " << epoch << ": " << epochResult.examples << "/" << order.size()
-                    << " examples, train loss " << epochResult.loss << "\n";
+        progress.update(size_t(epochResult.examples), epochResult.loss);
       }
+      double trainSeconds = progress.seconds();
       nlohmann::json report = {{"epoch", epoch},
-                               {"train", epochResult.toJson(model_.metricNames())}};
+                               {"train", epochResult.toJson(model_.metricNames())},
+                               {"train_seconds", trainSeconds},
+                               {"train_examples_per_second", double(order.size()) / trainSeconds}};
       std::optional<BatchResult> devResult;
       if (!dev.lines.empty()) {
+        auto devBegin = std::chrono::steady_clock::now();
         devResult = evaluate(dev);
         report["dev"] = devResult->toJson(model_.metricNames());
+        report["dev_seconds"] = secondsSince(devBegin);
       }
-      double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+      double seconds = secondsSince(begin);
       report["seconds"] = seconds;
+      // Keep the parameters of the best dev result (the last ones without --dev).
+      bool save = !o_.save.empty() && (!devResult || selection.improves(*devResult));
+      if (save)
+        model_.saveParams(o_.save);
+      report["saved"] = save;
       std::cout << report.dump() << std::endl;
-      std::cerr << "epoch " << epoch << " done: " << report.dump() << "\n";
+      if (!stdoutIsTerminal())
+        summarizeEpoch(epoch, epochResult, devResult, trainSeconds, save);
       if (curve.is_open())
         writeCurveLine(curve, epoch, epochResult, devResult, seconds);
-      // Keep the parameters with the best dev loss (the last ones without --dev).
-      if (!o_.save.empty() && (!devResult || devResult->loss < bestDev)) {
-        model_.saveParams(o_.save);
-        if (devResult)
-          bestDev = devResult->loss;
-      }
+      if (!o_.checkpoint.empty())
+        writeCheckpoint(epoch, *optimizer, selection, data.lines.size());
     }
     return 0;
   }
@@ -135,6 +293,7 @@ public:
   int infer() {
     Dataset data = load(0, o_.data, o_.limit);
     start();
+    auto begin = std::chrono::steady_clock::now();
     std::vector<int32_t> all = data.indices();
     for (size_t at = 0; at < all.size(); at += size_t(o_.batchSize)) {
       auto batch = slice(all, at);
@@ -142,6 +301,9 @@ public:
            located(data, batch, [&] { return model_.infer(data.set, batch, runOptions()); }))
         std::cout << output.dump() << '\n';
     }
+    double seconds = secondsSince(begin);
+    std::fprintf(stderr, "infer: %zu examples in %.3g s (%.0f examples/s)\n", all.size(), seconds,
+                 double(all.size()) / seconds);
     return flushed();
   }
 
@@ -165,6 +327,78 @@ public:
   }
 
 private:
+  static bool stdoutIsTerminal() { return isatty(STDOUT_FILENO) == 1; }
+
+  /// What a checkpoint must agree on with the run resuming it, so that the
+  /// shuffles, the dropout masks and the optimizer's steps continue exactly.
+  std::map<std::string, std::string> runIdentity(size_t examples) const {
+    return {{"optimizer", o_.optimizer},
+            {"seed", std::to_string(o_.seed)},
+            {"batch_size", std::to_string(o_.batchSize)},
+            {"examples", std::to_string(examples)},
+            {"select", o_.select}};
+  }
+
+  /// --checkpoint: the last parameters, the optimizer's state, the epochs
+  /// done and the best dev result so far, written like --save (a failed
+  /// write leaves the previous checkpoint).
+  void writeCheckpoint(int epoch, Optimizer &optimizer, const Selection &selection,
+                       size_t examples) {
+    std::map<std::string, std::string> metadata = runIdentity(examples);
+    metadata["epoch"] = std::to_string(epoch);
+    metadata["best"] = selection.saveState();
+    OptimizerState state = optimizer.state(model_.params());
+    metadata["steps"] = std::to_string(state.steps);
+    std::vector<TensorView> tensors = paramViews(model_.params());
+    std::vector<std::vector<int64_t>> shapes;
+    shapes.reserve(state.slots.size());
+    for (const auto &[name, values] : state.slots) {
+      shapes.push_back({int64_t(values.size())});
+      tensors.push_back({"optimizer/" + name, &shapes.back(), &values});
+    }
+    saveTensors(tensors, metadata, o_.checkpoint);
+  }
+
+  /// --resume: puts back a checkpoint's parameters, optimizer state and best
+  /// dev result; gives the number of epochs it had done.
+  int readCheckpoint(Optimizer &optimizer, Selection &selection, size_t examples) {
+    std::map<std::string, std::string> metadata;
+    std::map<std::string, TensorData> tensors = readSafetensors(o_.resume, &metadata);
+    if (!metadata.count("epoch"))
+      throw std::runtime_error(o_.resume + ": not a training checkpoint (written by --checkpoint)");
+    for (const auto &[key, value] : runIdentity(examples))
+      if (metadata[key] != value)
+        throw std::runtime_error(o_.resume + ": written with " + key + " " + metadata[key] +
+                                 ", this run has " + value + "; resuming must not change it");
+    OptimizerState state;
+    state.steps = std::stoll(metadata["steps"]);
+    for (auto it = tensors.begin(); it != tensors.end();) {
+      if (it->first.rfind("optimizer/", 0) == 0) {
+        state.slots[it->first.substr(10)] = std::move(it->second.values);
+        it = tensors.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    assignParams(model_.params(), std::move(tensors), o_.resume);
+    optimizer.restore(model_.params(), std::move(state));
+    selection.restoreState(metadata["best"]);
+    return std::stoi(metadata["epoch"]);
+  }
+
+  /// An epoch in one line on stderr, for when stdout (its JSON) goes to a file.
+  void summarizeEpoch(int epoch, const BatchResult &train, const std::optional<BatchResult> &dev,
+                      double trainSeconds, bool saved) const {
+    std::fprintf(stderr, "epoch %d/%d done in %.1f s: train loss %.4g", epoch, o_.epochs,
+                 trainSeconds, train.loss);
+    if (dev) {
+      std::fprintf(stderr, ", dev loss %.4g", dev->loss);
+      for (size_t m = 0; m < model_.metricNames().size(); ++m)
+        std::fprintf(stderr, ", dev %s %.4g", model_.metricNames()[m].c_str(), dev->metricMean(m));
+    }
+    std::fprintf(stderr, "%s\n", saved ? " (saved)" : "");
+  }
+
   /// A file that `--save` or `--curve` will write must have a folder to go
   /// in: known before training, not after the first epoch.
   static void checkWritable(const std::string &file) {
@@ -252,10 +486,14 @@ private:
     return total;
   }
 
-  std::ofstream openCurve() {
-    std::ofstream curve(o_.curve);
+  /// The --curve file, with its header; resumed training appends to it.
+  std::ofstream openCurve(bool resumed) {
+    bool append = resumed && std::filesystem::exists(o_.curve) && std::filesystem::file_size(o_.curve) > 0;
+    std::ofstream curve(o_.curve, append ? std::ios::app : std::ios::trunc);
     if (!curve)
       throw std::runtime_error("cannot write '" + o_.curve + "'");
+    if (append)
+      return curve;
     curve << "epoch,train_loss";
     for (const std::string &m : model_.metricNames())
       curve << ",train_" << m;
@@ -271,10 +509,9 @@ private:
   void writeCurveLine(std::ofstream &curve, int epoch, const BatchResult &train,
                       const std::optional<BatchResult> &dev, double seconds) {
     auto means = [&](const BatchResult &r) {
-      nlohmann::json j = r.toJson(model_.metricNames());
       curve << ',' << r.loss;
-      for (const std::string &m : model_.metricNames())
-        curve << ',' << j[m].template get<double>();
+      for (size_t m = 0; m < model_.metricNames().size(); ++m)
+        curve << ',' << r.metricMean(m);
     };
     curve << epoch;
     means(train);
@@ -345,8 +582,10 @@ int onLargeStack(size_t bytes, const std::function<int()> &work) {
 
 } // namespace
 
-int runDriver(int argc, char **argv, const std::string &name, DriverModel &model) {
+int runDriver(int argc, char **argv, const std::string &name, DriverModel &model,
+             const std::string &dataFormat) {
   CLI::App app{name + ": train, evaluate or run the model (generated by foldc)"};
+  app.footer(dataFormat);
   app.require_subcommand(1);
   DriverOptions o;
   auto common = [&](CLI::App *cmd) {
@@ -361,13 +600,18 @@ int runDriver(int argc, char **argv, const std::string &name, DriverModel &model
     cmd->add_option("--limit", o.limit, "use only the first N examples of --data (0: all)")
         ->check(kUnsigned);
     cmd->add_flag("--no-batching", o.noBatching, "run every instance alone (the baseline)");
+    cmd->add_flag("--allow-unknown-fields", o.allowUnknownFields,
+                  "ignore record fields the data types do not declare (default: an error)");
   };
   CLI::App *train = app.add_subcommand("train", "train on --data, evaluating --dev each epoch");
   common(train);
   train->add_option("--dev", o.dev, "JSON Lines examples evaluated after each epoch");
   train->add_option("--dev-limit", o.devLimit, "use only the first N examples of --dev")
       ->check(kUnsigned);
-  train->add_option("--save", o.save, "write parameters here (the best dev loss with --dev)");
+  train->add_option("--save", o.save, "write parameters here (with --dev: those of the best dev result)");
+  train->add_option("--select", o.select,
+                    "with --dev: 'loss' (default) saves the lowest dev loss, a metric's name "
+                    "(e.g. root_hits) its highest dev mean, min:METRIC its lowest");
   train->add_option("--epochs", o.epochs, "passes over --data (default 10)")
       ->check(kUnsigned & CLI::Range(1, 1 << 30));
   train->add_option("--optimizer", o.optimizer, "sgd, adagrad or adam (default)")
@@ -376,7 +620,17 @@ int runDriver(int argc, char **argv, const std::string &name, DriverModel &model
       ->check(kFinite & CLI::PositiveNumber);
   train->add_option("--clip", o.clip, "clip gradients to this global L2 norm (default: none)")
       ->check(kFinite & CLI::NonNegativeNumber);
-  train->add_option("--curve", o.curve, "write the learning curve here as CSV");
+  train->add_option("--weight-decay", o.weightDecay,
+                    "L2 penalty: adds this times each weight to its gradient (default 0)")
+      ->check(kFinite & CLI::NonNegativeNumber);
+  train->add_option("--curve", o.curve, "write the learning curve here as CSV (appended to on --resume)");
+  train->add_option("--checkpoint", o.checkpoint,
+                    "after each epoch, write the training state here: the last parameters, the "
+                    "optimizer's state, the epochs done (for --resume)");
+  train->add_option("--resume", o.resume,
+                    "go on from a --checkpoint file: its parameters, optimizer state and epoch "
+                    "count; the shuffles and dropout continue as in one run (--epochs is the total)")
+      ->excludes(train->get_option("--params"));
   CLI::App *eval = app.add_subcommand("eval", "print the mean loss and metrics of --data as JSON");
   common(eval);
   CLI::App *infer = app.add_subcommand("infer", "print each example's output as a JSON line");
@@ -391,10 +645,33 @@ int runDriver(int argc, char **argv, const std::string &name, DriverModel &model
   common(check);
   check->add_option("--step", o.step, "finite-difference step (default 0.01)")
       ->check(kFinite & CLI::PositiveNumber);
+  CLI::App *info = app.add_subcommand(
+      "info", "print the model's parameters per layer and def, their total, its kernels and metrics");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError &e) {
     return app.exit(e) == 0 ? 0 : 2;
+  }
+  if (info->parsed()) {
+    printSummary(name, model, std::cout);
+    std::cout.flush();
+    return std::cout ? 0 : 1;
+  }
+  bool minimize = true;
+  if (train->parsed() && o.select != "loss") {
+    const std::vector<std::string> &metrics = model.metricNames();
+    if (!Selection::parse(o.select, metrics, &minimize)) {
+      std::cerr << name << ": error: --select " << o.select
+                << ": expected loss or a metric of the model, optionally after min: or max:";
+      for (size_t m = 0; m < metrics.size(); ++m)
+        std::cerr << (m ? ", " : " (metrics: ") << metrics[m] << (m + 1 == metrics.size() ? ")" : "");
+      std::cerr << "\n";
+      return 2;
+    }
+    if (o.dev.empty()) {
+      std::cerr << name << ": error: --select needs --dev (the data it selects on)\n";
+      return 2;
+    }
   }
   if ((eval->parsed() || infer->parsed()) && o.params.empty() && !o.init) {
     std::cerr << name << ": error: " << (eval->parsed() ? "eval" : "infer")
@@ -402,6 +679,7 @@ int runDriver(int argc, char **argv, const std::string &name, DriverModel &model
     return 2;
   }
   try {
+    setAllowUnknownFields(o.allowUnknownFields);
     return onLargeStack(size_t(1) << 30, [&] {
       Driver driver(o, model);
       int status = train->parsed()   ? driver.train()

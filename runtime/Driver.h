@@ -36,6 +36,9 @@ public:
   virtual std::vector<nlohmann::json> infer(int set, Indices batch, const RunOptions &options) = 0;
   virtual GradientCheck checkGradients(int set, Indices batch, double step) = 0;
   virtual const std::vector<std::string> &metricNames() const = 0;
+  virtual const ParamStore &params() const = 0;
+  virtual ParamStore &params() = 0;
+  virtual std::span<const std::unique_ptr<Kernel>> kernels() const = 0;
   /// Drops the examples (on the driver's large stack: deep data is freed
   /// recursively).
   virtual void unload() = 0;
@@ -75,6 +78,9 @@ public:
     return foldc::rt::checkGradients(model_, examples(set, batch), step);
   }
   const std::vector<std::string> &metricNames() const override { return model_.metricNames(); }
+  const ParamStore &params() const override { return model_.params(); }
+  ParamStore &params() override { return model_.params(); }
+  std::span<const std::unique_ptr<Kernel>> kernels() const override { return model_.kernels(); }
   void unload() override {
     for (std::vector<Example> &set : sets_)
       std::vector<Example>().swap(set);
@@ -94,18 +100,20 @@ private:
   std::vector<const Example *> pointers_;
 };
 
-/// `NAME train|eval|infer|check` over `model`. Exit status: 0, 1 on bad
+/// `NAME train|eval|infer|check|info` over `model`. Exit status: 0, 1 on bad
 /// data, parameters or files (or a failed check), 2 on bad usage. The work
 /// runs on a thread with a 1 GiB stack (reserved, touched only as used):
 /// reading, unfolding and freeing an example recurse once per level of its
 /// data, and a tree 10^5 levels deep is data like any other.
-int runDriver(int argc, char **argv, const std::string &name, DriverModel &model);
+/// `dataFormat` (for --help) says what a line of --data holds.
+int runDriver(int argc, char **argv, const std::string &name, DriverModel &model,
+              const std::string &dataFormat);
 
 template <class M>
 int runDriver(int argc, char **argv, const std::string &name,
-              typename DriverModelOf<M>::Reader read) {
+              typename DriverModelOf<M>::Reader read, const std::string &dataFormat) {
   DriverModelOf<M> model(read);
-  return runDriver(argc, argv, name, model);
+  return runDriver(argc, argv, name, model, dataFormat);
 }
 
 } // namespace foldc::rt

@@ -49,7 +49,14 @@ bool readBool(const nlohmann::json &value, const JsonPath &at);
 std::string readString(const nlohmann::json &value, const JsonPath &at);
 /// The array at `at`, or a failure.
 const nlohmann::json &readArray(const nlohmann::json &value, const JsonPath &at);
-/// The object at `at` with exactly `fields` (a missing or unknown field fails).
+/// Whether records may hold fields their data type does not declare (they are
+/// then ignored). Off by default: a misspelt field is more often a mistake
+/// than intent. A setting of the process, like the thread count: a driver
+/// sets it once, from --allow-unknown-fields, before reading.
+void setAllowUnknownFields(bool allow);
+
+/// The object at `at` with `fields`: a missing field fails, and so does an
+/// unknown one unless setAllowUnknownFields(true).
 const nlohmann::json &readRecord(const nlohmann::json &value, const JsonPath &at,
                                  std::initializer_list<const char *> fields);
 /// A union value: an object with one key, the variant (or the bare string of

@@ -23,8 +23,12 @@ nlohmann::json BatchResult::toJson(const std::vector<std::string> &metricNames) 
   out["examples"] = examples;
   out["loss"] = loss;
   for (size_t m = 0; m < metricNames.size() && m < metrics.size(); ++m)
-    out[metricNames[m]] = metrics[m].second ? metrics[m].first / double(metrics[m].second) : 0.0;
+    out[metricNames[m]] = metricMean(m);
   return out;
+}
+
+double BatchResult::metricMean(size_t m) const {
+  return m < metrics.size() && metrics[m].second ? metrics[m].first / double(metrics[m].second) : 0.0;
 }
 
 namespace {

@@ -37,6 +37,8 @@ struct BatchResult {
 
   /// Accumulates another batch's result (the loss weighted by its examples).
   void add(const BatchResult &other);
+  /// Metric m's mean over its emissions (0 when it was never emitted).
+  double metricMean(size_t m) const;
   /// {"examples": n, "loss": l, "METRIC": mean, ...}.
   nlohmann::json toJson(const std::vector<std::string> &metricNames) const;
 };
@@ -131,6 +133,8 @@ public:
 
   ParamStore &params() { return params_; }
   const ParamStore &params() const { return params_; }
+  /// One kernel per batching key of the batch plan.
+  std::span<const std::unique_ptr<Kernel>> kernels() const { return kernels_; }
   const std::vector<std::string> &metricNames() const { return metricNames_; }
   const Executor &executor() const { return executor_; }
   const ModelTimes &times() const { return times_; }

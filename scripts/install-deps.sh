@@ -15,6 +15,8 @@ packages=(
   libgtest-dev                                        # unit tests
   nlohmann-json3-dev                                  # JSONL data, safetensors headers
   libcli11-dev                                        # foldc command line
+  python3-matplotlib                                  # learning-curve plots (run.sh)
+  graphviz                                            # drawing foldc --emit=dot
 )
 
 missing=()

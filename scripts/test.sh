@@ -1,6 +1,19 @@
 #!/usr/bin/env bash
-# The whole test suite from a clean clone: deps, build, then every lit suite and unit test.
+# The whole test suite from a clean clone: deps, build, then every lit suite
+# and unit test through ctest. While the long tests run (random programs, the
+# install test), a line a minute says how many of the tests are done.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/build.sh
-ctest --test-dir build --output-on-failure -j"$(nproc)"
+total=$(ctest --test-dir build -N | sed -n 's/^Total Tests: //p')
+log=build/ctest-progress.log
+: > "$log"
+start=$(date +%s)
+(
+  while sleep 60; do
+    echo "test.sh: $(grep -c ' Test  *#' "$log") of $total tests done after $((($(date +%s) - start) / 60)) min" >&2
+  done
+) &
+ticker=$!
+trap 'kill $ticker 2> /dev/null || true' EXIT
+ctest --test-dir build --output-on-failure -j"$(nproc)" | tee "$log"

@@ -10,6 +10,15 @@ rm -rf "$work"
 cmake --install "$build_dir" --prefix "$work/prefix" >/dev/null
 test -x "$work/prefix/bin/foldc"
 test -f "$work/prefix/lib/cmake/Foldc/FoldcConfig.cmake"
+test -f "$work/prefix/include/foldc/runtime/Model.h"
+test ! -e "$work/prefix/include/runtime"
+# What a user needs besides the compiler: the docs, the examples with their
+# data tools, and sst_to_jsonl, which converts the installed treebank.
+for doc in README.md language.md runtime.md; do test -f "$work/prefix/share/doc/foldc/$doc"; done
+examples="$work/prefix/share/foldc/examples"
+test -f "$examples/sentiment/sentiment.fold" -a -f "$examples/calculator/make_data.py"
+"$work/prefix/bin/sst_to_jsonl" "$examples/sentiment/data/sst/dev.txt" -o "$work/sst" 2> /dev/null
+test "$(wc -l < "$work/sst/dev.jsonl")" = 1101
 # The programs are copied so that the test can edit one (below).
 mkdir -p "$work/src"
 cp "$source_dir"/examples/*/*.fold "$work/src/"
@@ -36,10 +45,23 @@ grep -q "Building CXX object CMakeFiles/calculator.dir" "$work/rebuild.log"
 python3 "$source_dir/examples/calculator/make_data.py" 50 1 > "$work/calc.jsonl"
 "$work/build/calculator_driver" train --data "$work/calc.jsonl" --epochs 2 --save "$work/calc.st"
 "$work/build/calculator_driver" infer --data "$work/calc.jsonl" --params "$work/calc.st" --limit 3
-# CMake's default generator (Unix Makefiles) builds a model too: foldc
-# creates the folders of -o and --depfile itself.
-cmake -S "$source_dir/test/Install" -B "$work/make" -G "Unix Makefiles" -DCMAKE_BUILD_TYPE=Release \
+# CMake's default generator (Unix Makefiles) and no CMAKE_BUILD_TYPE, as the
+# README shows: the model builds (foldc creates the folders of -o and
+# --depfile itself), optimised, and an edit runs foldc once.
+cmake -S "$source_dir/test/Install" -B "$work/make" -G "Unix Makefiles" \
   -DCMAKE_PREFIX_PATH="$work/prefix" -DFOLD_FILES="$work/src/attention.fold" >/dev/null
-cmake --build "$work/make" -j2 >/dev/null
+cmake --build "$work/make" -j2 -- VERBOSE=1 > "$work/make.log"
 test -x "$work/make/attention_driver"
-echo "install: every example built out of tree against the installed foldc (Ninja; attention with Makefiles too)"
+for source in attention.cpp attention_main.cpp; do
+  if ! grep -- "-O2 .*-c .*/$source" "$work/make.log" | grep -q EIGEN_NO_DEBUG; then
+    echo "install: $source was not compiled with -O2 -DEIGEN_NO_DEBUG without a build type" >&2
+    exit 1
+  fi
+done
+echo "// edited" >> "$work/src/attention.fold"
+cmake --build "$work/make" -j2 > "$work/make.log"
+if [ "$(grep -c "foldc: compiling" "$work/make.log")" != 1 ]; then
+  echo "install: one edit ran foldc $(grep -c "foldc: compiling" "$work/make.log") times under Make" >&2
+  exit 1
+fi
+echo "install: every example built out of tree against the installed foldc (Ninja; attention with Makefiles, no build type, too)"

@@ -7,7 +7,7 @@ set -euo pipefail
 driver=$1 data=$2 work=$3
 check="python3 $(dirname "$0")/check.py"
 "$driver" train --data "$data" --epochs 2 --batch-size 8 --save "$work.st" > "$work.train" 2>/dev/null
-"$driver" train --data "$data" --epochs 2 --batch-size 8 --no-batching > "$work.train1" 2>/dev/null
+"$driver" train --data "$data" --epochs 2 --batch-size 8 --no-batching --save "$work.st1" > "$work.train1" 2>/dev/null
 $check same "$work.train" "$work.train1" 1e-3
 for command in eval infer; do
   "$driver" $command --data "$data" --params "$work.st" > "$work.$command" 2>/dev/null

@@ -3,19 +3,32 @@
 
   check.py same A B [RTOL]      every number of JSON lines A equals B's (relative
                                 error <= RTOL, default 1e-4; absolute 1e-6 near 0),
-                                except wall times ("seconds")
+                                except timings ("seconds", "*_seconds", "*_per_second")
   check.py learned LOG TRAIN DEV FIELD METRIC FACTOR
                                 the last epoch's dev METRIC in LOG (train's JSON
                                 lines) is below FACTOR x the mean absolute error
                                 of predicting TRAIN's mean FIELD on DEV
   check.py falls LOG            the train loss of LOG's last epoch is below its first's
-  check.py best LOG EVAL        EVAL's loss equals the lowest dev loss in LOG
+  check.py best LOG EVAL [CRITERION]
+                                EVAL's CRITERION (train's --select: loss, NAME,
+                                min:NAME or max:NAME; default loss) equals the
+                                best dev value in LOG, and LOG's "saved" flags
+                                are set at exactly the epochs that improved it
   check.py scaled OUT I J F     line I of OUT is F times line J (element-wise)
+  check.py sst OUT DATA EVAL    EVAL's root_hits and binary_root_hits are what
+                                OUT's class probabilities (infer) give on DATA's
+                                root labels: argmax, and p3 + p4 > p0 + p1 over
+                                the non-neutral roots
 Prints what it compared; exits 1 when the check fails.
 """
 import json
 import math
 import sys
+
+
+def timing(key):
+    """Wall times and rates, which differ between any two runs."""
+    return key == "seconds" or key.endswith("_seconds") or key.endswith("_per_second")
 
 
 def close(a, b, rtol, path="$"):
@@ -27,7 +40,7 @@ def close(a, b, rtol, path="$"):
             close(x, y, rtol, f"{path}[{i}]")
     elif isinstance(a, dict) and isinstance(b, dict) and a.keys() == b.keys():
         for k in a:
-            if k != "seconds":  # wall time differs between any two runs
+            if not timing(k):
                 close(a[k], b[k], rtol, f"{path}.{k}")
     elif a != b:
         raise AssertionError(f"{path}: {a!r} != {b!r}")
@@ -64,10 +77,20 @@ def falls(log):
         raise AssertionError("the train loss did not fall")
 
 
-def best(log, evaluation):
-    lowest = min(e["dev"]["loss"] for e in lines(log))
-    close(lines(evaluation)[0]["loss"], lowest, 1e-5)
-    print(f"best: saved parameters give the lowest dev loss {lowest:.6f}")
+def best(log, evaluation, criterion="loss"):
+    name = criterion.split(":")[-1]
+    lower = criterion == "loss" or criterion.startswith("min:")
+    better = (lambda x, y: x < y) if lower else (lambda x, y: x > y)
+    record = None
+    for e in lines(log):
+        value = e["dev"][name]
+        improved = record is None or better(value, record)
+        if e["saved"] != improved:
+            raise AssertionError(f"epoch {e['epoch']}: saved is {e['saved']}, dev {name} {value}")
+        if improved:
+            record = value
+    close(lines(evaluation)[0][name], record, 1e-5)
+    print(f"best: saved parameters give the {'lowest' if lower else 'highest'} dev {name} {record:.6f}")
 
 
 def scaled(out, i, j, factor):
@@ -77,10 +100,23 @@ def scaled(out, i, j, factor):
     print(f"scaled: line {i} = {factor} x line {j}")
 
 
+def sst(out, data, evaluation):
+    probabilities = lines(out)
+    labels = [next(iter(tree.values()))["label"] for tree in lines(data)]
+    labels = labels[:len(probabilities)]
+    fine = [p.index(max(p)) == y for p, y in zip(probabilities, labels)]
+    binary = [(p[3] + p[4] > p[0] + p[1]) == (y > 2)
+              for p, y in zip(probabilities, labels) if y != 2]
+    got = lines(evaluation)[0]
+    close(got["root_hits"], sum(fine) / len(fine), 1e-9)
+    close(got["binary_root_hits"], sum(binary) / len(binary), 1e-9)
+    print(f"sst: {len(fine)} roots, {len(binary)} not neutral")
+
+
 if __name__ == "__main__":
     try:
         {"same": same, "learned": learned, "falls": falls, "best": best,
-         "scaled": scaled}[sys.argv[1]](*sys.argv[2:])
+         "scaled": scaled, "sst": sst}[sys.argv[1]](*sys.argv[2:])
     except AssertionError as e:
         print(f"check.py {sys.argv[1]}: {e}", file=sys.stderr)
         sys.exit(1)
