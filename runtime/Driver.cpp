@@ -297,9 +297,12 @@ public:
     std::vector<int32_t> all = data.indices();
     for (size_t at = 0; at < all.size(); at += size_t(o_.batchSize)) {
       auto batch = slice(all, at);
-      for (const nlohmann::json &output :
-           located(data, batch, [&] { return model_.infer(data.set, batch, runOptions()); }))
-        std::cout << output.dump() << '\n';
+      std::vector<nlohmann::json> outputs =
+          located(data, batch, [&] { return model_.infer(data.set, batch, runOptions()); });
+      // Each output names the line of --data it came from.
+      for (size_t i = 0; i < outputs.size(); ++i)
+        std::cout << nlohmann::json{{"line", data.lines[size_t(batch[i])]}, {"output", outputs[i]}}.dump()
+                  << '\n';
     }
     double seconds = secondsSince(begin);
     std::fprintf(stderr, "infer: %zu examples in %.3g s (%.0f examples/s)\n", all.size(), seconds,

@@ -5,7 +5,7 @@
 # seed's fine-grained root, binary root and all-node accuracy with their mean
 # and spread; plots the learning curves of every seed.
 #
-#   bash examples/sentiment/reproduce.sh            # 3 seeds x 12 epochs (~6 min per seed on one core)
+#   bash examples/sentiment/reproduce.sh            # 3 seeds x 15 epochs (about 2.5 min per seed on one core)
 #   SEEDS="1 2" EPOCHS=4 bash examples/sentiment/reproduce.sh
 #
 # Writes build/sentiment/seed-S/{train.jsonl,curve.csv,best.safetensors,test.json},
@@ -13,7 +13,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 SEEDS=${SEEDS:-"1 2 3"}
-EPOCHS=${EPOCHS:-12}
+EPOCHS=${EPOCHS:-15}
 driver=build/examples/sentiment_driver
 out=build/sentiment
 if [ ! -x "$driver" ] || [ ! -x build/examples/sentiment/sst_to_jsonl ]; then

@@ -48,7 +48,7 @@ std::vector<sentiment::Tree> sentimentExamples() {
   return readAll(
       {R"({"Leaf": {"word": 7, "label": 4}})",
        R"({"Node": {"label": 1, "left": {"Leaf": {"word": 3, "label": 2}}, "right": {"Node": {"label": 0, "left": {"Leaf": {"word": 3, "label": 1}}, "right": {"Leaf": {"word": 11, "label": 0}}}}}})",
-       R"({"Node": {"label": 3, "left": {"Leaf": {"word": 5, "label": 3}}, "right": {"Leaf": {"word": 7, "label": 2}}}})"},
+       R"({"Node": {"label": 2, "left": {"Leaf": {"word": 5, "label": 3}}, "right": {"Leaf": {"word": 7, "label": 2}}}})"},
       sentiment::readTree);
 }
 
@@ -145,14 +145,16 @@ TEST(GeneratedSentiment, BatchedEqualsUnbatchedWithAndWithoutDropout) {
   expectBatchedEqualsUnbatched(model, sentimentExamples(), true);
 }
 
-TEST(GeneratedSentiment, MetricsCountEveryNodeAndEveryRoot) {
+TEST(GeneratedSentiment, MetricsCountEveryNodeEveryRootAndTheRootsNotNeutral) {
   sentiment::Model model;
   model.init(5);
   std::vector<sentiment::Tree> trees = sentimentExamples();
   foldc::rt::BatchResult r = model.eval(pointers(trees));
-  ASSERT_EQ(model.metricNames(), (std::vector<std::string>{"all_hits", "root_hits"}));
+  ASSERT_EQ(model.metricNames(),
+            (std::vector<std::string>{"all_hits", "binary_root_hits", "root_hits"}));
   EXPECT_EQ(r.metrics[0].second, 1 + 5 + 3); // nodes of the three trees
-  EXPECT_EQ(r.metrics[1].second, 3);         // one root each
+  EXPECT_EQ(r.metrics[1].second, 2);         // the roots that are not neutral (label 2)
+  EXPECT_EQ(r.metrics[2].second, 3);         // one root each
 }
 
 std::vector<attention::Text> attentionExamples() {

@@ -51,6 +51,11 @@ def lines(path):
         return [json.loads(line) for line in f if line.strip()]
 
 
+def outputs(path):
+    """The outputs of infer's lines ({"line": N, "output": VALUE})."""
+    return [x["output"] for x in lines(path)]
+
+
 def same(a, b, rtol="1e-4"):
     xs, ys = lines(a), lines(b)
     if len(xs) != len(ys):
@@ -94,14 +99,14 @@ def best(log, evaluation, criterion="loss"):
 
 
 def scaled(out, i, j, factor):
-    xs = lines(out)
+    xs = outputs(out)
     a, b = xs[int(i) - 1], xs[int(j) - 1]
     close(a, [float(factor) * y for y in b], 1e-4)
     print(f"scaled: line {i} = {factor} x line {j}")
 
 
 def sst(out, data, evaluation):
-    probabilities = lines(out)
+    probabilities = outputs(out)
     labels = [next(iter(tree.values()))["label"] for tree in lines(data)]
     labels = labels[:len(probabilities)]
     fine = [p.index(max(p)) == y for p, y in zip(probabilities, labels)]
