@@ -43,26 +43,36 @@ double secondsSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-/// Reports an epoch's progress on stderr at most once a second: examples
-/// done, their rate, the time left and the running train loss.
+/// Reports an epoch's progress on stderr: examples done, their rate, the
+/// time left and the running train loss. In a terminal one line is redrawn
+/// each second (and cleared by finish()); into a file or pipe, a line every
+/// ten seconds.
 class Progress {
 public:
   Progress(int epoch, int epochs, size_t total) : epoch_(epoch), epochs_(epochs), total_(total) {}
 
   void update(size_t done, double loss) {
     auto now = std::chrono::steady_clock::now();
-    if (now - last_ < std::chrono::seconds(1))
+    if (now - last_ < std::chrono::seconds(terminal_ ? 1 : 10))
       return;
     last_ = now;
     double rate = double(done) / secondsSince(begin_);
-    std::fprintf(stderr, "epoch %d/%d: %zu/%zu examples, %.0f examples/s, %.0f s left, train loss %.4g\n",
-                 epoch_, epochs_, done, total_, rate, double(total_ - done) / rate, loss);
+    std::fprintf(stderr, "%sepoch %d/%d: %zu/%zu examples, %.0f examples/s, %.0f s left, train loss %.4g%s",
+                 terminal_ ? "\r\033[K" : "", epoch_, epochs_, done, total_, rate,
+                 double(total_ - done) / rate, loss, terminal_ ? "" : "\n");
+    shown_ = true;
+  }
+  /// Clears a redrawn line, so that what follows starts on a clean one.
+  void finish() {
+    if (terminal_ && shown_)
+      std::fprintf(stderr, "\r\033[K");
   }
   double seconds() const { return secondsSince(begin_); }
 
 private:
   int epoch_, epochs_;
   size_t total_;
+  bool terminal_ = isatty(STDERR_FILENO) == 1, shown_ = false;
   std::chrono::steady_clock::time_point begin_ = std::chrono::steady_clock::now(), last_ = begin_;
 };
 
@@ -253,6 +263,7 @@ public:
                                    "a lower --lr or a --clip may help); nothing more is saved");
         progress.update(size_t(epochResult.examples), epochResult.loss);
       }
+      progress.finish();
       double trainSeconds = progress.seconds();
       nlohmann::json report = {{"epoch", epoch},
                                {"train", epochResult.toJson(model_.metricNames())},

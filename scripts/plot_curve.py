@@ -31,7 +31,7 @@ def read(path):
 
 
 def main(out, paths):
-    fig, (losses, metrics) = plt.subplots(1, 2, figsize=(11, 4.2))
+    fig, (losses, metrics) = plt.subplots(1, 2, figsize=(13, 4.6))
     for index, path in enumerate(paths):
         curve = read(path)
         colour = f"C{index}"
@@ -52,7 +52,9 @@ def main(out, paths):
     metrics.set(xlabel="epoch", ylabel="mean", title="metrics (dev solid, train dashed)")
     for axes in (losses, metrics):
         axes.grid(alpha=0.3)
-        axes.legend(fontsize=7)
+    losses.legend(fontsize=7)
+    # Beside the plot, not over the curves: there is one entry per metric and split.
+    metrics.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1.0))
     fig.tight_layout()
     fig.savefig(out, dpi=110)
     print(f"plot_curve.py: wrote {out}", file=sys.stderr)

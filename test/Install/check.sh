@@ -19,6 +19,7 @@ examples="$work/prefix/share/foldc/examples"
 test -f "$examples/sentiment/sentiment.fold" -a -f "$examples/calculator/make_data.py"
 "$work/prefix/bin/sst_to_jsonl" "$examples/sentiment/data/sst/dev.txt" -o "$work/sst" 2> /dev/null
 test "$(wc -l < "$work/sst/dev.jsonl")" = 1101
+test -x "$work/prefix/bin/foldc-plot-curve"
 # The programs are copied so that the test can edit one (below).
 mkdir -p "$work/src"
 cp "$source_dir"/examples/*/*.fold "$work/src/"
