@@ -3,6 +3,7 @@
 
 #include "runtime/Jsonl.h"
 #include "runtime/Process.h"
+#include "runtime/Timing.h"
 
 #include <CLI/CLI.hpp>
 
@@ -38,10 +39,6 @@ struct DriverOptions {
   bool allowUnknownFields = false;
   bool init = false; ///< eval, infer: fresh parameters, knowingly
 };
-
-double secondsSince(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
 
 /// Reports an epoch's progress on stderr: examples done, their rate, the
 /// time left and the running train loss. In a terminal one line is redrawn
@@ -165,9 +162,7 @@ void printSummary(const std::string &name, const DriverModel &model, std::ostrea
     std::string owner = dot == std::string::npos ? "(global)" : p.name.substr(0, dot);
     if (owners.empty() || owners.back().name != owner)
       owners.push_back({owner, "", 0});
-    int64_t weights = 1;
-    for (int64_t d : p.shape)
-      weights *= d;
+    int64_t weights = p.size();
     Owner &o = owners.back();
     o.params += (o.params.empty() ? "" : ", ") + p.name.substr(dot + 1) + " " + shapeText(p.shape) +
                 (p.sparseRows ? " (rows updated when used)" : "");

@@ -1,6 +1,7 @@
 // Forward and backward execution over a schedule.
 #include "runtime/Executor.h"
 
+#include "runtime/Timing.h"
 #include "runtime/WorkerPool.h"
 
 #include <chrono>
@@ -9,9 +10,6 @@ namespace foldc::rt {
 
 namespace {
 using Clock = std::chrono::steady_clock;
-double secondsSince(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
 } // namespace
 
 size_t Executor::offsetOf(ValueRef ref) const {

@@ -57,7 +57,7 @@ protected:
   /// the gradients `scale * g + decay * w`, and zeroes those gradients.
   virtual void update(int id, Param &param, size_t offset, size_t count, float scale,
                       float decay) = 0;
-  /// Once a step, before the updates: state sizes, per-step constants.
+  /// Once a step, after the slots are sized, before the updates: constants.
   virtual void beginStep(ParamStore &) {}
 
 private:
