@@ -3,6 +3,7 @@
 #pragma once
 
 #include "runtime/Gemm.h"
+#include "runtime/Timing.h"
 
 #include <Eigen/Core>
 
@@ -13,9 +14,7 @@ namespace foldc::bench {
 
 using Clock = std::chrono::steady_clock;
 
-inline double secondsSince(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
+using rt::secondsSince;
 
 /// Measured sgemm throughput (GFLOP/s) on square matrices of `n`: the
 /// runtime's GEMM (OpenBLAS, faster than Eigen's here) with the threads

@@ -5,6 +5,9 @@
 #   - a static library `name`: the generated model, linked to Foldc::runtime,
 #     whose users include "name.h";
 #   - with DRIVER, an executable `name_driver`: `name_driver train|eval|infer`.
+#     When CMake finds MPI (and FOLDC_MPI is not OFF), the driver links
+#     MPI::MPI_CXX and trains data-parallel under `mpirun -np N`; without MPI
+#     it is the same driver for one process.
 # The code is regenerated when the .fold file or a header it imports changes
 # (foldc writes a depfile), and when foldc itself changes.
 #
@@ -65,6 +68,21 @@ function(foldc_add_model)
     add_executable(${ARG_TARGET}_driver "${dir}/${ARG_TARGET}_main.cpp")
     target_link_libraries(${ARG_TARGET}_driver PRIVATE ${ARG_TARGET})
     _foldc_optimise(${ARG_TARGET}_driver)
+    _foldc_link_mpi(${ARG_TARGET}_driver)
+  endif()
+endfunction()
+
+# MPI for a driver, where there is one: FOLDC_WITH_MPI selects the driver's
+# MpiCommunicator (runtime/Driver.h).
+function(_foldc_link_mpi target)
+  if(DEFINED FOLDC_MPI AND NOT FOLDC_MPI)
+    return()
+  endif()
+  set(MPI_CXX_SKIP_MPICXX ON) # the C API only; no deprecated C++ bindings
+  find_package(MPI QUIET COMPONENTS CXX)
+  if(MPI_CXX_FOUND)
+    target_link_libraries(${target} PRIVATE MPI::MPI_CXX)
+    target_compile_definitions(${target} PRIVATE FOLDC_WITH_MPI)
   endif()
 endfunction()
 

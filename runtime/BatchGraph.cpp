@@ -7,8 +7,9 @@
 
 namespace foldc::rt {
 
-void BatchGraph::beginExample() {
+void BatchGraph::beginExample(uint32_t identity) {
   ++examples_;
+  identity_ = identity;
   ordinal_ = 0;
 }
 
@@ -21,7 +22,7 @@ int32_t BatchGraph::add(const Kernel &kernel, std::span<const ValueRef> args,
   int32_t id = int32_t(instances_.size());
   instances_.push_back(Instance{&kernel, int32_t(args_.size()), int32_t(ints_.size()),
                                 int32_t(floats_.size()),
-                                instanceKey(uint32_t(examples_ - 1), ordinal_++)});
+                                instanceKey(identity_, ordinal_++)});
   for (const ValueRef &a : args) {
     assert(a.valid() && a.instance < id && "arguments are added before their users");
     args_.push_back(a);

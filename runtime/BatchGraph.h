@@ -29,8 +29,12 @@ public:
     uint64_t key; ///< instanceKey(example, ordinal): dropout identity
   };
 
-  /// Starts the next example; following instances belong to it.
-  void beginExample();
+  /// Starts the next example; following instances belong to it. Its
+  /// dropout identity is `identity` (by default its index in this graph):
+  /// the same example gets the same masks wherever it sits, e.g. on another
+  /// rank's share of a global batch.
+  void beginExample() { beginExample(uint32_t(examples_)); }
+  void beginExample(uint32_t identity);
   int exampleCount() const { return examples_; }
 
   /// Records an instance of `kernel`; returns its id.
@@ -69,7 +73,7 @@ private:
   std::vector<ValueRef> losses_;
   std::vector<std::pair<int, ValueRef>> metrics_;
   int examples_ = 0;
-  uint32_t ordinal_ = 0;
+  uint32_t identity_ = 0, ordinal_ = 0;
 };
 
 } // namespace foldc::rt

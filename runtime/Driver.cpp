@@ -1,6 +1,7 @@
 // The generated models' command line (see Driver.h).
 #include "runtime/Driver.h"
 
+#include "runtime/DataParallel.h"
 #include "runtime/Jsonl.h"
 #include "runtime/Process.h"
 #include "runtime/Timing.h"
@@ -138,13 +139,6 @@ std::string grouped(int64_t n) {
   return out;
 }
 
-std::string shapeText(const std::vector<int64_t> &shape) {
-  std::string out = "[";
-  for (size_t i = 0; i < shape.size(); ++i)
-    out += (i ? ", " : "") + std::to_string(shape[i]);
-  return out + "]";
-}
-
 /// `NAME info`: the parameters of each layer and def (the part of a
 /// parameter's name before its last dot), their total, the kernels (one per
 /// batching key) and the metrics.
@@ -205,14 +199,25 @@ struct Dataset {
   }
 };
 
+/// What data-parallel training spent outside its own share of the work.
+struct ExchangeStats {
+  double wait = 0;          ///< seconds waiting for the slowest rank's share
+  double communication = 0; ///< seconds summing gradients
+  double bytes = 0;         ///< bytes each rank sent into the sums
+  long steps = 0;
+};
+
 class Driver {
 public:
-  Driver(const DriverOptions &options, DriverModel &model) : o_(options), model_(model) {}
+  Driver(const DriverOptions &options, DriverModel &model, Communicator &processes)
+      : o_(options), model_(model), processes_(processes) {}
 
   int train() {
-    checkWritable(o_.save);
-    checkWritable(o_.curve);
-    checkWritable(o_.checkpoint);
+    if (leader()) {
+      checkWritable(o_.save);
+      checkWritable(o_.curve);
+      checkWritable(o_.checkpoint);
+    }
     Dataset data = loadSome(0, o_.data, o_.limit), dev;
     if (!o_.dev.empty())
       dev = loadSome(1, o_.dev, o_.devLimit);
@@ -226,10 +231,11 @@ public:
       if (done >= o_.epochs)
         throw std::runtime_error(o_.resume + ": has " + std::to_string(done) +
                                  " epochs done already; --epochs counts them too, ask for more");
-      std::cerr << o_.resume << ": resuming after epoch " << done << "\n";
+      if (leader())
+        std::cerr << o_.resume << ": resuming after epoch " << done << "\n";
     }
     std::ofstream curve;
-    if (!o_.curve.empty())
+    if (!o_.curve.empty() && leader())
       curve = openCurve(done > 0);
     // The epochs done are replayed to their shuffles and step count: the
     // rest of the run is the one that would have followed them.
@@ -244,26 +250,37 @@ public:
     for (int epoch = done + 1; epoch <= o_.epochs; ++epoch) {
       std::shuffle(order.begin(), order.end(), shuffle);
       BatchResult epochResult;
+      ExchangeStats exchanged;
       Progress progress(epoch, o_.epochs, order.size());
       for (size_t at = 0; at < order.size(); at += size_t(o_.batchSize)) {
         auto batch = slice(order, at);
         RunOptions run = runOptions();
         run.seed = o_.seed * 1000003u + ++step;
-        epochResult.add(located(data, batch, [&] {
-          return model_.trainStep(data.set, batch, *optimizer, run);
-        }));
+        epochResult.add(trainStep(data, batch, *optimizer, run, exchanged));
         if (!std::isfinite(epochResult.loss))
           throw std::runtime_error("epoch " + std::to_string(epoch) + ", step " + std::to_string(step) +
                                    ": the training loss is not finite (the parameters diverged: "
                                    "a lower --lr or a --clip may help); nothing more is saved");
-        progress.update(size_t(epochResult.examples), epochResult.loss);
+        if (leader())
+          progress.update(at + batch.size(), epochResult.loss);
       }
       progress.finish();
       double trainSeconds = progress.seconds();
+      epochResult = summed(epochResult);
       nlohmann::json report = {{"epoch", epoch},
                                {"train", epochResult.toJson(model_.metricNames())},
                                {"train_seconds", trainSeconds},
                                {"train_examples_per_second", double(order.size()) / trainSeconds}};
+      if (processes_.size() > 1) {
+        if (!paramsAgree(model_.params(), processes_))
+          throw std::runtime_error("epoch " + std::to_string(epoch) +
+                                   ": the ranks' parameters differ (their gradient sums were not "
+                                   "the same on every rank)");
+        report["ranks"] = processes_.size();
+        report["wait_seconds"] = exchanged.wait;
+        report["communication_seconds"] = exchanged.communication;
+        report["communicated_bytes_per_step"] = exchanged.bytes / double(exchanged.steps);
+      }
       std::optional<BatchResult> devResult;
       if (!dev.lines.empty()) {
         auto devBegin = std::chrono::steady_clock::now();
@@ -275,9 +292,11 @@ public:
       report["seconds"] = seconds;
       // Keep the parameters of the best dev result (the last ones without --dev).
       bool save = !o_.save.empty() && (!devResult || selection.improves(*devResult));
+      report["saved"] = save;
+      if (!leader())
+        continue;
       if (save)
         model_.saveParams(o_.save);
-      report["saved"] = save;
       std::cout << report.dump() << std::endl;
       if (!stdoutIsTerminal())
         summarizeEpoch(epoch, epochResult, devResult, trainSeconds, save);
@@ -292,13 +311,20 @@ public:
   int eval() {
     Dataset data = loadSome(0, o_.data, o_.limit);
     start();
-    std::cout << evaluate(data).toJson(model_.metricNames()).dump() << std::endl;
+    BatchResult result = evaluate(data);
+    if (!leader())
+      return 0;
+    std::cout << result.toJson(model_.metricNames()).dump() << std::endl;
     return flushed();
   }
 
+  /// Rank 0 alone runs `infer` and `check` (their outputs are per example,
+  /// or one verdict): the other ranks of an mpirun have nothing to do.
   int infer() {
+    if (!leader())
+      return 0;
     Dataset data = load(0, o_.data, o_.limit);
-    start();
+    start(false);
     auto begin = std::chrono::steady_clock::now();
     std::vector<int32_t> all = data.indices();
     for (size_t at = 0; at < all.size(); at += size_t(o_.batchSize)) {
@@ -319,8 +345,10 @@ public:
   /// Gradients of the whole of --data against finite differences, and
   /// batched against per-example: one JSON line; exit 1 when either fails.
   int check() {
+    if (!leader())
+      return 0;
     Dataset data = loadSome(0, o_.data, o_.limit);
-    start();
+    start(false);
     std::vector<int32_t> all = data.indices();
     GradientCheck c = located(data, all, [&] { return model_.checkGradients(data.set, all, o_.step); });
     nlohmann::json report = {{"probes", c.probes},
@@ -433,7 +461,8 @@ private:
     data.set = set;
     data.file = file;
     data.lines = model_.load(set, file, limit);
-    std::cerr << file << ": " << data.lines.size() << " examples\n";
+    if (leader())
+      std::cerr << file << ": " << data.lines.size() << " examples\n";
     return data;
   }
 
@@ -465,13 +494,71 @@ private:
     }
   }
 
-  /// Threads, then the parameters: loaded with --params, else initialised from --seed.
-  void start() {
+  /// Threads, then the parameters: loaded with --params, else initialised
+  /// from --seed; for work `shared` by the ranks, then rank 0's given to all.
+  void start(bool shared = true) {
     configureProcess(o_.threads);
     if (o_.params.empty())
       model_.init(o_.seed);
     else
       model_.loadParams(o_.params);
+    if (shared && processes_.size() > 1)
+      broadcastParams(model_.params(), processes_);
+  }
+
+  bool leader() const { return processes_.rank() == 0; }
+
+  /// This rank's share of a global batch: its examples rank, rank + size, ...
+  std::vector<int32_t> shareOf(DriverModel::Indices batch) const {
+    std::vector<int32_t> mine;
+    for (size_t k = size_t(processes_.rank()); k < batch.size(); k += size_t(processes_.size()))
+      mine.push_back(batch[k]);
+    return mine;
+  }
+
+  /// One optimizer step on `batch`. Over several ranks each runs its share,
+  /// the gradients are summed, and every rank takes the same step; the
+  /// result is this rank's share's.
+  BatchResult trainStep(const Dataset &data, DriverModel::Indices batch, Optimizer &optimizer,
+                        RunOptions run, ExchangeStats &exchanged) {
+    if (processes_.size() == 1)
+      return located(data, batch, [&] { return model_.trainStep(data.set, batch, optimizer, run); });
+    std::vector<int32_t> mine = shareOf(batch);
+    run.firstExample = uint32_t(processes_.rank()); // the masks of one process's run
+    run.exampleStride = uint32_t(processes_.size());
+    BatchResult result;
+    if (!mine.empty())
+      result = located(data, mine, [&] { return model_.trainGradients(data.set, mine, run); });
+    auto waitStart = std::chrono::steady_clock::now();
+    processes_.barrier();
+    auto sumStart = std::chrono::steady_clock::now();
+    size_t floats = exchange_.sum(model_.params(), float(mine.size()) / float(batch.size()), processes_);
+    exchanged.wait += secondsSince(waitStart) - secondsSince(sumStart);
+    exchanged.communication += secondsSince(sumStart);
+    exchanged.bytes += double(floats) * sizeof(float);
+    ++exchanged.steps;
+    optimizer.step(model_.params());
+    return result;
+  }
+
+  /// Every rank's `mine` summed: examples, losses and metric emissions.
+  BatchResult summed(const BatchResult &mine) {
+    if (processes_.size() == 1)
+      return mine;
+    size_t metrics = model_.metricNames().size();
+    std::vector<double> sums = {mine.loss * mine.examples, double(mine.examples)};
+    for (size_t m = 0; m < metrics; ++m) {
+      bool emitted = m < mine.metrics.size();
+      sums.push_back(emitted ? mine.metrics[m].first : 0);
+      sums.push_back(emitted ? double(mine.metrics[m].second) : 0);
+    }
+    processes_.sum(sums);
+    BatchResult all;
+    all.examples = int(sums[1]);
+    all.loss = all.examples > 0 ? sums[0] / sums[1] : 0;
+    for (size_t m = 0; m < metrics; ++m)
+      all.metrics.push_back({sums[2 + 2 * m], int64_t(sums[3 + 2 * m])});
+    return all;
   }
 
   RunOptions runOptions() const {
@@ -485,14 +572,16 @@ private:
     return DriverModel::Indices(all.data() + at, n);
   }
 
+  /// The loss and metrics of all of `data`; each rank evaluates its share.
   BatchResult evaluate(const Dataset &data) {
     std::vector<int32_t> all = data.indices();
+    std::vector<int32_t> mine = processes_.size() == 1 ? all : shareOf(all);
     BatchResult total;
-    for (size_t at = 0; at < all.size(); at += size_t(o_.batchSize)) {
-      auto batch = slice(all, at);
+    for (size_t at = 0; at < mine.size(); at += size_t(o_.batchSize)) {
+      auto batch = slice(mine, at);
       total.add(located(data, batch, [&] { return model_.eval(data.set, batch, runOptions()); }));
     }
-    return total;
+    return summed(total);
   }
 
   /// The --curve file, with its header; resumed training appends to it.
@@ -533,6 +622,8 @@ private:
 
   DriverOptions o_;
   DriverModel &model_;
+  Communicator &processes_;
+  GradientExchange exchange_;
 };
 
 /// A finite number (CLI11's range checks let NaN and infinities through).
@@ -592,7 +683,7 @@ int onLargeStack(size_t bytes, const std::function<int()> &work) {
 } // namespace
 
 int runDriver(int argc, char **argv, const std::string &name, DriverModel &model,
-             const std::string &dataFormat) {
+              const std::string &dataFormat, Communicator &processes) {
   CLI::App app{name + ": train, evaluate or run the model (generated by foldc)"};
   app.footer(dataFormat);
   app.require_subcommand(1);
@@ -662,6 +753,8 @@ int runDriver(int argc, char **argv, const std::string &name, DriverModel &model
     return app.exit(e) == 0 ? 0 : 2;
   }
   if (info->parsed()) {
+    if (processes.rank() != 0)
+      return 0;
     printSummary(name, model, std::cout);
     std::cout.flush();
     return std::cout ? 0 : 1;
@@ -690,7 +783,7 @@ int runDriver(int argc, char **argv, const std::string &name, DriverModel &model
   try {
     setAllowUnknownFields(o.allowUnknownFields);
     return onLargeStack(size_t(1) << 30, [&] {
-      Driver driver(o, model);
+      Driver driver(o, model, processes);
       int status = train->parsed()   ? driver.train()
                    : eval->parsed()  ? driver.eval()
                    : check->parsed() ? driver.check()
@@ -699,8 +792,13 @@ int runDriver(int argc, char **argv, const std::string &name, DriverModel &model
       return status;
     });
   } catch (const std::exception &e) {
-    std::cerr << name << ": error: " << e.what() << '\n';
-    return 1;
+    if (processes.size() == 1) {
+      std::cerr << name << ": error: " << e.what() << '\n';
+      return 1;
+    }
+    std::cerr << name << ": error (rank " << processes.rank() << " of " << processes.size()
+              << "): " << e.what() << std::endl;
+    processes.abort(1);
   }
 }
 

@@ -2,11 +2,16 @@
 // generated NAME_main.cpp calls runDriver with its Model and example reader.
 // The driver itself (Driver.cpp) is compiled once into the runtime; a model
 // reaches it through DriverModel, so each model's main instantiates only the
-// small adapter below.
+// small adapter below. Built with FOLDC_WITH_MPI (foldc_add_model does when
+// CMake finds MPI), the driver trains data-parallel under mpirun.
 #pragma once
 
+#include "runtime/Communicator.h"
 #include "runtime/GradientCheck.h"
 #include "runtime/Model.h"
+#ifdef FOLDC_WITH_MPI
+#include "runtime/MpiCommunicator.h"
+#endif
 
 #include <nlohmann/json.hpp>
 
@@ -32,6 +37,9 @@ public:
   virtual void saveParams(const std::string &file) const = 0;
   virtual BatchResult trainStep(int set, Indices batch, Optimizer &optimizer,
                                 const RunOptions &options) = 0;
+  /// Forward and backward in training mode, without the optimizer step: the
+  /// gradients stay in params() (data-parallel ranks sum theirs first).
+  virtual BatchResult trainGradients(int set, Indices batch, const RunOptions &options) = 0;
   virtual BatchResult eval(int set, Indices batch, const RunOptions &options) = 0;
   virtual std::vector<nlohmann::json> infer(int set, Indices batch, const RunOptions &options) = 0;
   virtual GradientCheck checkGradients(int set, Indices batch, double step) = 0;
@@ -67,6 +75,9 @@ public:
   BatchResult trainStep(int set, Indices batch, Optimizer &optimizer,
                         const RunOptions &options) override {
     return model_.train_step(examples(set, batch), optimizer, options);
+  }
+  BatchResult trainGradients(int set, Indices batch, const RunOptions &options) override {
+    return model_.gradients(examples(set, batch), options, true);
   }
   BatchResult eval(int set, Indices batch, const RunOptions &options) override {
     return model_.eval(examples(set, batch), options);
@@ -106,14 +117,26 @@ private:
 /// reading, unfolding and freeing an example recurse once per level of its
 /// data, and a tree 10^5 levels deep is data like any other.
 /// `dataFormat` (for --help) says what a line of --data holds.
+///
+/// Over several `processes` (mpirun), `train` is data-parallel: every rank
+/// reads all of --data, runs every size()-th example of each global batch and
+/// takes the same optimizer step on the summed gradients; `eval` and --dev
+/// are split the same way and summed; rank 0 alone writes (output, --save,
+/// --curve, --checkpoint); `infer` and `check` run on rank 0. A rank's error
+/// ends every rank (Communicator::abort).
 int runDriver(int argc, char **argv, const std::string &name, DriverModel &model,
-              const std::string &dataFormat);
+              const std::string &dataFormat, Communicator &processes);
 
 template <class M>
 int runDriver(int argc, char **argv, const std::string &name,
               typename DriverModelOf<M>::Reader read, const std::string &dataFormat) {
   DriverModelOf<M> model(read);
-  return runDriver(argc, argv, name, model, dataFormat);
+#ifdef FOLDC_WITH_MPI
+  MpiCommunicator processes(&argc, &argv);
+#else
+  SingleProcess processes;
+#endif
+  return runDriver(argc, argv, name, model, dataFormat, processes);
 }
 
 } // namespace foldc::rt

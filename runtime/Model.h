@@ -9,6 +9,7 @@
 #include "runtime/Optimizers.h"
 #include "runtime/Params.h"
 #include "runtime/Safetensors.h"
+#include "runtime/Timing.h"
 
 #include <nlohmann/json.hpp>
 
@@ -26,6 +27,10 @@ namespace foldc::rt {
 struct RunOptions {
   bool batching = true; ///< false: every instance alone, the per-example baseline
   uint64_t seed = 0;    ///< dropout seed (training only)
+  /// Example j of the batch draws its dropout masks as example
+  /// `firstExample + j * exampleStride`: its place in a global batch of
+  /// which this process runs every stride-th example (data-parallel training).
+  uint32_t firstExample = 0, exampleStride = 1;
 };
 
 /// The objective and metrics of some examples.
@@ -94,7 +99,7 @@ public:
   /// runs: losses and metrics are for eval().
   std::vector<nlohmann::json> infer(Batch batch,
                                     const RunOptions &options = {}) {
-    std::vector<Output> outputs = unfold(batch);
+    std::vector<Output> outputs = unfold(batch, options);
     std::vector<ValueRef> roots;
     for (const Output &o : outputs)
       collectValueRefs(o, roots);
@@ -148,18 +153,16 @@ protected:
 private:
   const Derived &derived() const { return static_cast<const Derived &>(*this); }
 
-  static double secondsSince(std::chrono::steady_clock::time_point start) {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  }
-
-  std::vector<Output> unfold(Batch batch) {
+  std::vector<Output> unfold(Batch batch, const RunOptions &options) {
     auto start = std::chrono::steady_clock::now();
     times_ = ModelTimes{};
     graph_.clear();
     std::vector<Output> outputs;
     outputs.reserve(batch.size());
+    uint32_t identity = options.firstExample;
     for (const Example *example : batch) {
-      graph_.beginExample();
+      graph_.beginExample(identity);
+      identity += options.exampleStride;
       outputs.push_back(derived().unfold(*example, graph_));
     }
     times_.unfold = secondsSince(start);
@@ -175,7 +178,7 @@ private:
   }
 
   BatchResult forward(Batch batch, const RunOptions &options, bool training) {
-    unfold(batch);
+    unfold(batch, options);
     executor_.forward(graph_, execOptions(options, training));
     BatchResult result;
     result.examples = int(batch.size());

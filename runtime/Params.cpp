@@ -101,4 +101,11 @@ void ParamStore::zeroGrads() {
   }
 }
 
+std::string shapeText(const std::vector<int64_t> &shape) {
+  std::string out = "[";
+  for (size_t i = 0; i < shape.size(); ++i)
+    out += (i ? ", " : "") + std::to_string(shape[i]);
+  return out + "]";
+}
+
 } // namespace foldc::rt

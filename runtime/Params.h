@@ -76,6 +76,9 @@ struct Param {
   }
 };
 
+/// A shape as text: "[300, 150]".
+std::string shapeText(const std::vector<int64_t> &shape);
+
 /// Owns every parameter of a model, addressed by a dense id.
 class ParamStore {
 public:

@@ -37,13 +37,6 @@ std::string readAll(const std::string &path) {
   return s.str();
 }
 
-std::string shapeText(const std::vector<int64_t> &shape) {
-  std::string out = "[";
-  for (size_t i = 0; i < shape.size(); ++i)
-    out += (i ? ", " : "") + std::to_string(shape[i]);
-  return out + "]";
-}
-
 struct Entry {
   std::string name;
   std::vector<int64_t> shape;

@@ -17,6 +17,7 @@ packages=(
   libcli11-dev                                        # foldc command line
   python3-matplotlib                                  # learning-curve plots (run.sh)
   graphviz                                            # drawing foldc --emit=dot
+  libopenmpi-dev openmpi-bin                          # data-parallel training (mpirun)
 )
 
 missing=()

@@ -29,5 +29,10 @@ config.environment["PATH"] = os.pathsep.join(
 for target in ["attention", "calculator", "language_id", "ngrams", "sentiment", "weave"]:
     config.substitutions.append(("%" + target + "_driver",
                                  os.path.join(config.foldc_binary_root, "examples", target + "_driver")))
+# Two ranks on any machine: as root (CI's containers), and more ranks than cores.
+if config.mpiexec:
+    config.available_features.add("mpi")
+    config.substitutions.append(("%mpirun2", config.mpiexec +
+                                 " --allow-run-as-root --oversubscribe -np 2"))
 config.substitutions.append(("%check", "python3 " + os.path.join(
     config.foldc_source_root, "test", "Execution", "Inputs", "check.py")))

@@ -4,6 +4,10 @@
   check.py same A B [RTOL]      every number of JSON lines A equals B's (relative
                                 error <= RTOL, default 1e-4; absolute 1e-6 near 0),
                                 except timings ("seconds", "*_seconds", "*_per_second")
+                                and what only data-parallel runs report ("ranks",
+                                "communicated_bytes_per_step")
+  check.py params A B RTOL      every tensor of safetensors files A and B (the same
+                                names and shapes) agrees: max |a - b| <= RTOL x max |b|
   check.py learned LOG TRAIN DEV FIELD METRIC FACTOR
                                 the last epoch's dev METRIC in LOG (train's JSON
                                 lines) is below FACTOR x the mean absolute error
@@ -21,14 +25,21 @@
                                 the non-neutral roots
 Prints what it compared; exits 1 when the check fails.
 """
+import array
 import json
 import math
+import struct
 import sys
 
 
 def timing(key):
     """Wall times and rates, which differ between any two runs."""
     return key == "seconds" or key.endswith("_seconds") or key.endswith("_per_second")
+
+
+def compared(key):
+    """Keys both runs must agree on: not timings, not a data-parallel run's own."""
+    return not timing(key) and key not in ("ranks", "communicated_bytes_per_step")
 
 
 def close(a, b, rtol, path="$"):
@@ -38,9 +49,10 @@ def close(a, b, rtol, path="$"):
     elif isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
         for i, (x, y) in enumerate(zip(a, b)):
             close(x, y, rtol, f"{path}[{i}]")
-    elif isinstance(a, dict) and isinstance(b, dict) and a.keys() == b.keys():
+    elif isinstance(a, dict) and isinstance(b, dict) and \
+            {k for k in a if compared(k)} == {k for k in b if compared(k)}:
         for k in a:
-            if not timing(k):
+            if compared(k):
                 close(a[k], b[k], rtol, f"{path}.{k}")
     elif a != b:
         raise AssertionError(f"{path}: {a!r} != {b!r}")
@@ -63,6 +75,33 @@ def same(a, b, rtol="1e-4"):
     for i, (x, y) in enumerate(zip(xs, ys)):
         close(x, y, float(rtol), f"line {i + 1}")
     print(f"same: {len(xs)} lines")
+
+
+def tensors(path):
+    """A safetensors file's F32 tensors: name -> (shape, values)."""
+    with open(path, "rb") as f:
+        size = struct.unpack("<Q", f.read(8))[0]
+        header = json.loads(f.read(size))
+        data = f.read()
+    return {name: (e["shape"], array.array("f", data[e["data_offsets"][0]:e["data_offsets"][1]]))
+            for name, e in header.items() if name != "__metadata__"}
+
+
+def params(a, b, rtol):
+    xs, ys = tensors(a), tensors(b)
+    if xs.keys() != ys.keys():
+        raise AssertionError(f"tensors {sorted(xs)} != {sorted(ys)}")
+    worst = 0.0
+    for name, (shape, x) in xs.items():
+        y_shape, y = ys[name]
+        if shape != y_shape:
+            raise AssertionError(f"{name}: shape {shape} != {y_shape}")
+        scale = max(abs(v) for v in y) or 1.0
+        error = max(abs(u - v) for u, v in zip(x, y)) / scale
+        if error > float(rtol):
+            raise AssertionError(f"{name}: max |a - b| is {error:.3g} of max |b|, above {rtol}")
+        worst = max(worst, error)
+    print(f"params: {len(xs)} tensors agree (worst {worst:.2g} of max |b|)")
 
 
 def learned(log, train, dev, field, metric, factor):
@@ -121,7 +160,7 @@ def sst(out, data, evaluation):
 if __name__ == "__main__":
     try:
         {"same": same, "learned": learned, "falls": falls, "best": best,
-         "scaled": scaled, "sst": sst}[sys.argv[1]](*sys.argv[2:])
+         "scaled": scaled, "sst": sst, "params": params}[sys.argv[1]](*sys.argv[2:])
     except AssertionError as e:
         print(f"check.py {sys.argv[1]}: {e}", file=sys.stderr)
         sys.exit(1)

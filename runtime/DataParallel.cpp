@@ -1,0 +1,105 @@
+// Gradient exchange and parameter agreement across ranks (see DataParallel.h).
+#include "runtime/DataParallel.h"
+
+#include <cstring>
+
+namespace foldc::rt {
+
+namespace {
+
+/// Calls `visit(values)` on each span of gradient that a step updates, in
+/// parameter order: a dense parameter's whole gradient, an embedding's
+/// touched rows one by one.
+template <class Visit> void forEachUpdatedGradient(ParamStore &params, Visit &&visit) {
+  for (int id = 0; id < params.count(); ++id) {
+    Param &p = params.at(id);
+    if (!p.sparseRows) {
+      visit(p.grad.data(), p.grad.size());
+      continue;
+    }
+    size_t width = size_t(p.rowWidth());
+    for (int32_t r : p.touchedRows)
+      visit(p.grad.data() + size_t(r) * width, width);
+  }
+}
+
+} // namespace
+
+void GradientExchange::touchUnionOfRows(ParamStore &params, Communicator &comm) {
+  // This rank's rows: per sparse parameter, a count then the row numbers.
+  rows_.clear();
+  for (int id = 0; id < params.count(); ++id) {
+    const Param &p = params.at(id);
+    if (!p.sparseRows)
+      continue;
+    rows_.push_back(int32_t(p.touchedRows.size()));
+    rows_.insert(rows_.end(), p.touchedRows.begin(), p.touchedRows.end());
+  }
+  std::vector<int32_t> all = comm.gather(rows_);
+  // Rebuilt in rank order, so that every rank lists the rows alike. A row no
+  // longer marked keeps its gradient: every row this rank touched is in the union.
+  for (int id = 0; id < params.count(); ++id)
+    if (params.at(id).sparseRows)
+      params.at(id).forgetTouchedRows();
+  for (size_t at = 0; at < all.size();) {
+    for (int id = 0; id < params.count(); ++id) {
+      Param &p = params.at(id);
+      if (!p.sparseRows)
+        continue;
+      size_t count = size_t(all[at++]);
+      for (size_t k = 0; k < count; ++k)
+        p.touchRow(all[at++]);
+    }
+  }
+}
+
+size_t GradientExchange::sum(ParamStore &params, float share, Communicator &comm) {
+  touchUnionOfRows(params, comm);
+  size_t total = 0;
+  forEachUpdatedGradient(params, [&](const float *, size_t n) { total += n; });
+  buffer_.resize(total);
+  float *out = buffer_.data();
+  forEachUpdatedGradient(params, [&](const float *g, size_t n) {
+    for (size_t k = 0; k < n; ++k)
+      out[k] = share * g[k];
+    out += n;
+  });
+  comm.sum(buffer_);
+  const float *in = buffer_.data();
+  forEachUpdatedGradient(params, [&](float *g, size_t n) {
+    std::memcpy(g, in, n * sizeof(float));
+    in += n;
+  });
+  return total;
+}
+
+void broadcastParams(ParamStore &params, Communicator &comm) {
+  std::vector<float> values;
+  for (int id = 0; id < params.count(); ++id)
+    values.insert(values.end(), params.at(id).value.begin(), params.at(id).value.end());
+  comm.broadcast(values);
+  const float *next = values.data();
+  for (int id = 0; id < params.count(); ++id) {
+    std::vector<float> &v = params.at(id).value;
+    std::memcpy(v.data(), next, v.size() * sizeof(float));
+    next += v.size();
+  }
+}
+
+bool paramsAgree(const ParamStore &params, Communicator &comm) {
+  uint64_t digest = 14695981039346656037ull; // FNV-1a over the values' bytes
+  for (int id = 0; id < params.count(); ++id) {
+    const std::vector<float> &v = params.at(id).value;
+    const auto *bytes = reinterpret_cast<const unsigned char *>(v.data());
+    for (size_t k = 0; k < v.size() * sizeof(float); ++k)
+      digest = (digest ^ bytes[k]) * 1099511628211ull;
+  }
+  int32_t halves[2] = {int32_t(digest >> 32), int32_t(digest & 0xffffffffu)};
+  std::vector<int32_t> all = comm.gather(halves);
+  for (size_t at = 2; at < all.size(); at += 2)
+    if (all[at] != all[0] || all[at + 1] != all[1])
+      return false;
+  return true;
+}
+
+} // namespace foldc::rt

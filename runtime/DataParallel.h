@@ -1,0 +1,42 @@
+// Data-parallel training over a Communicator: each rank runs its share of a
+// global batch, then the ranks sum their gradients so that every rank takes
+// the same optimizer step a single process would take on the whole batch.
+#pragma once
+
+#include "runtime/Communicator.h"
+#include "runtime/Params.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace foldc::rt {
+
+/// Sums the ranks' gradients into every rank's ParamStore in one fused
+/// all-reduce per step. An embedding's gradient lives in the rows its rank
+/// touched: the ranks first exchange those row numbers, and each sums (and
+/// then updates) the union of them, in the same order on every rank.
+class GradientExchange {
+public:
+  /// Before: `params` hold this rank's gradients, the mean over its share of
+  /// the batch, which is `share` (its examples / the batch's) of the whole.
+  /// After: every rank holds the gradients of the mean over the whole batch.
+  /// Gives the number of floats sent (each rank's contribution).
+  size_t sum(ParamStore &params, float share, Communicator &comm);
+
+private:
+  /// Marks, on every parameter with sparse rows, the rows that any rank touched.
+  void touchUnionOfRows(ParamStore &params, Communicator &comm);
+
+  std::vector<int32_t> rows_;
+  std::vector<float> buffer_;
+};
+
+/// Gives every rank rank 0's parameter values (one broadcast).
+void broadcastParams(ParamStore &params, Communicator &comm);
+
+/// Whether every rank holds the same parameter values, bit for bit (one
+/// small gather of a 64-bit digest per rank): data-parallel steps keep them
+/// equal, and this checks that they did.
+bool paramsAgree(const ParamStore &params, Communicator &comm);
+
+} // namespace foldc::rt
