@@ -4,29 +4,39 @@
 # ranks at minibatches 64 and 256 (Adam, lr 1e-3, one thread per rank).
 # Prints trees/s, the speedup of 2 ranks over 1, and the shares of a step
 # spent waiting for the slower rank and summing gradients (MPI_Allreduce),
-# with the bytes each rank sends per step. Run after scripts/build.sh (the
-# SST conversion of scripts/run.sh is done here if missing).
-# usage: bench/data_parallel.sh [BATCHES] [RANKS]   (default "64 256", "1 2")
+# with the bytes each rank sends per step. The last row of each batch size
+# is the machine's own ceiling: two independent one-process runs at once
+# (no communication at all, not bound to a core: mpirun would bind both to
+# the first), their trees/s added up. Run after
+# scripts/build.sh (the SST conversion of scripts/run.sh is done here if missing).
+# usage: bench/data_parallel.sh [BATCHES]   (default "64 256")
 set -euo pipefail
 cd "$(dirname "$0")/.."
-batches=${1:-64 256} ranks=${2:-1 2}
+batches=${1:-64 256}
 [ -f build/sst/train.jsonl ] ||
   build/examples/sentiment/sst_to_jsonl examples/sentiment/data/sst/{train,dev,test}.txt -o build/sst
-mpirun=(mpirun --allow-run-as-root --oversubscribe)
-printf '%-6s %6s %9s %8s %7s %14s %16s\n' ranks batch trees/s speedup "wait" communication "bytes/step/rank"
-for batch in $batches; do
-  base=""
-  for n in $ranks; do
-    echo "data_parallel: $n rank(s), batch $batch" >&2
-    line=$("${mpirun[@]}" -np "$n" build/bench/treenn_driver train --data build/sst/train.jsonl \
-             --epochs 1 --batch-size "$batch" --optimizer adam --lr 1e-3 2>/dev/null)
-    read -r rate wait comm bytes < <(python3 -c '
+train() { # RANKS BATCH [MPIRUN OPTIONS]: one epoch's JSON line
+  mpirun --allow-run-as-root --oversubscribe "${@:3}" -np "$1" build/bench/treenn_driver train \
+    --data build/sst/train.jsonl --epochs 1 --batch-size "$2" --optimizer adam --lr 1e-3 2>/dev/null
+}
+# trees/s, wait share, communication share, bytes per step of JSON lines on stdin (summed rates)
+fields='
 import json, sys
-e = json.loads(sys.argv[1])
+lines = [json.loads(l) for l in sys.stdin if l.strip()]
+e = lines[0]
 t = e["train_seconds"]
-print(e["train_examples_per_second"], e.get("wait_seconds", 0) / t,
-      e.get("communication_seconds", 0) / t, e.get("communicated_bytes_per_step", 0))' "$line")
-    base=${base:-$rate}
-    python3 -c "print('%-6d %6d %9.0f %7.2fx %6.1f%% %13.1f%% %16.0f' % ($n, $batch, $rate, $rate / $base, 100 * $wait, 100 * $comm, $bytes))"
-  done
+print(sum(x["train_examples_per_second"] for x in lines), e.get("wait_seconds", 0) / t,
+      e.get("communication_seconds", 0) / t, e.get("communicated_bytes_per_step", 0))'
+row() { # LABEL BATCH RATE BASE WAIT COMM BYTES
+  python3 -c "print('%-14s %6d %9.0f %7.2fx %6.1f%% %13.1f%% %16.0f' % ('$1', $2, $3, $3 / $4, 100 * $5, 100 * $6, $7))"
+}
+printf '%-14s %6s %9s %8s %7s %14s %16s\n' ranks batch trees/s speedup "wait" communication "bytes/step/rank"
+for batch in $batches; do
+  echo "data_parallel: batch $batch: 1 rank, 2 ranks, 2 independent processes" >&2
+  read -r base _ _ _ < <(train 1 "$batch" | python3 -c "$fields")
+  row "1" "$batch" "$base" "$base" 0 0 0
+  read -r rate wait comm bytes < <(train 2 "$batch" | python3 -c "$fields")
+  row "2" "$batch" "$rate" "$base" "$wait" "$comm" "$bytes"
+  read -r rate _ _ _ < <( (train 1 "$batch" --bind-to none & train 1 "$batch" --bind-to none & wait) | python3 -c "$fields")
+  row "2 independent" "$batch" "$rate" "$base" 0 0 0
 done

@@ -14,6 +14,8 @@
 # Generated models are compiled optimised (-O2, Eigen's internal asserts off)
 # in every configuration, Debug and no CMAKE_BUILD_TYPE included: unoptimised
 # Eigen kernels run 20-40x slower, which no one building a model wants.
+# With FOLDC_NATIVE set (opt-in), they are compiled for this machine's CPU
+# (-march=native: AVX2/AVX-512 element-wise kernels), and run only on such CPUs.
 function(foldc_add_model)
   cmake_parse_arguments(PARSE_ARGV 0 ARG "DRIVER" "TARGET;SOURCE;NAMESPACE" "IMPORT_DIRS")
   if(NOT ARG_TARGET OR NOT ARG_SOURCE)
@@ -63,12 +65,23 @@ function(foldc_add_model)
   target_link_libraries(${ARG_TARGET} PUBLIC Foldc::runtime)
   target_compile_features(${ARG_TARGET} PUBLIC cxx_std_20)
   _foldc_optimise(${ARG_TARGET})
+  _foldc_native(${ARG_TARGET})
 
   if(ARG_DRIVER)
     add_executable(${ARG_TARGET}_driver "${dir}/${ARG_TARGET}_main.cpp")
     target_link_libraries(${ARG_TARGET}_driver PRIVATE ${ARG_TARGET})
     _foldc_optimise(${ARG_TARGET}_driver)
+    _foldc_native(${ARG_TARGET}_driver)
     _foldc_link_mpi(${ARG_TARGET}_driver)
+  endif()
+endfunction()
+
+# -march=native where FOLDC_NATIVE asks for it (GCC 12's false warnings inside
+# its AVX-512 intrinsics silenced, as in foldc's own build).
+function(_foldc_native target)
+  if(FOLDC_NATIVE)
+    target_compile_options(${target} PRIVATE -march=native
+      $<$<CXX_COMPILER_ID:GNU>:-Wno-maybe-uninitialized> $<$<CXX_COMPILER_ID:GNU>:-Wno-uninitialized>)
   endif()
 endfunction()
 

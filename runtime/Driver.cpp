@@ -191,6 +191,8 @@ struct Dataset {
   int set = 0;
   std::string file;
   std::vector<long> lines;
+  /// Data-parallel runs: each example's size, to balance the ranks' shares.
+  std::vector<double> sizes;
 
   std::vector<int32_t> indices() const {
     std::vector<int32_t> all(lines.size());
@@ -206,6 +208,21 @@ struct ExchangeStats {
   double bytes = 0;         ///< bytes each rank sent into the sums
   long steps = 0;
 };
+
+/// The length of each example's line in `file` (`lines`: their numbers, from
+/// 1): a tree's or a sequence's JSON grows with it, so it stands for the
+/// example's work without knowing the model.
+std::vector<double> lineLengths(const std::string &file, const std::vector<long> &lines) {
+  std::ifstream in(file, std::ios::binary);
+  std::vector<double> length;
+  for (std::string line; std::getline(in, line);)
+    length.push_back(double(line.size()));
+  std::vector<double> sizes;
+  sizes.reserve(lines.size());
+  for (long line : lines)
+    sizes.push_back(line >= 1 && size_t(line) <= length.size() ? length[size_t(line - 1)] : 1.0);
+  return sizes;
+}
 
 class Driver {
 public:
@@ -461,6 +478,8 @@ private:
     data.set = set;
     data.file = file;
     data.lines = model_.load(set, file, limit);
+    if (processes_.size() > 1)
+      data.sizes = lineLengths(file, data.lines);
     if (leader())
       std::cerr << file << ": " << data.lines.size() << " examples\n";
     return data;
@@ -508,11 +527,30 @@ private:
 
   bool leader() const { return processes_.rank() == 0; }
 
-  /// This rank's share of a global batch: its examples rank, rank + size, ...
-  std::vector<int32_t> shareOf(DriverModel::Indices batch) const {
-    std::vector<int32_t> mine;
-    for (size_t k = size_t(processes_.rank()); k < batch.size(); k += size_t(processes_.size()))
-      mine.push_back(batch[k]);
+  /// This rank's share of a global batch, balanced by the examples' sizes:
+  /// largest first, each to the rank with the least work so far (every rank
+  /// computes the same split). Positions are the examples' places in `batch`.
+  struct Share {
+    std::vector<int32_t> examples;
+    std::vector<uint32_t> positions;
+  };
+  Share shareOf(const Dataset &data, DriverModel::Indices batch) const {
+    std::vector<uint32_t> bySize(batch.size());
+    std::iota(bySize.begin(), bySize.end(), 0u);
+    std::stable_sort(bySize.begin(), bySize.end(), [&](uint32_t a, uint32_t b) {
+      return data.sizes[size_t(batch[a])] > data.sizes[size_t(batch[b])];
+    });
+    std::vector<double> work(size_t(processes_.size()), 0.0);
+    Share mine;
+    for (uint32_t position : bySize) {
+      size_t rank = size_t(std::min_element(work.begin(), work.end()) - work.begin());
+      work[rank] += data.sizes[size_t(batch[position])];
+      if (rank == size_t(processes_.rank()))
+        mine.positions.push_back(position);
+    }
+    std::sort(mine.positions.begin(), mine.positions.end());
+    for (uint32_t position : mine.positions)
+      mine.examples.push_back(batch[position]);
     return mine;
   }
 
@@ -523,16 +561,17 @@ private:
                         RunOptions run, ExchangeStats &exchanged) {
     if (processes_.size() == 1)
       return located(data, batch, [&] { return model_.trainStep(data.set, batch, optimizer, run); });
-    std::vector<int32_t> mine = shareOf(batch);
-    run.firstExample = uint32_t(processes_.rank()); // the masks of one process's run
-    run.exampleStride = uint32_t(processes_.size());
+    Share mine = shareOf(data, batch);
+    run.exampleIds = mine.positions; // the dropout masks of a one-process run
     BatchResult result;
-    if (!mine.empty())
-      result = located(data, mine, [&] { return model_.trainGradients(data.set, mine, run); });
+    if (!mine.examples.empty())
+      result = located(data, mine.examples,
+                       [&] { return model_.trainGradients(data.set, mine.examples, run); });
     auto waitStart = std::chrono::steady_clock::now();
     processes_.barrier();
     auto sumStart = std::chrono::steady_clock::now();
-    size_t floats = exchange_.sum(model_.params(), float(mine.size()) / float(batch.size()), processes_);
+    float share = float(mine.examples.size()) / float(batch.size());
+    size_t floats = exchange_.sum(model_.params(), share, processes_);
     exchanged.wait += secondsSince(waitStart) - secondsSince(sumStart);
     exchanged.communication += secondsSince(sumStart);
     exchanged.bytes += double(floats) * sizeof(float);
@@ -575,7 +614,7 @@ private:
   /// The loss and metrics of all of `data`; each rank evaluates its share.
   BatchResult evaluate(const Dataset &data) {
     std::vector<int32_t> all = data.indices();
-    std::vector<int32_t> mine = processes_.size() == 1 ? all : shareOf(all);
+    std::vector<int32_t> mine = processes_.size() == 1 ? all : shareOf(data, all).examples;
     BatchResult total;
     for (size_t at = 0; at < mine.size(); at += size_t(o_.batchSize)) {
       auto batch = slice(mine, at);

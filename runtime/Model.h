@@ -28,9 +28,9 @@ struct RunOptions {
   bool batching = true; ///< false: every instance alone, the per-example baseline
   uint64_t seed = 0;    ///< dropout seed (training only)
   /// Example j of the batch draws its dropout masks as example
-  /// `firstExample + j * exampleStride`: its place in a global batch of
-  /// which this process runs every stride-th example (data-parallel training).
-  uint32_t firstExample = 0, exampleStride = 1;
+  /// `exampleIds[j]` (or j when empty): its place in a global batch of which
+  /// this process runs a share (data-parallel training).
+  std::span<const uint32_t> exampleIds;
 };
 
 /// The objective and metrics of some examples.
@@ -159,11 +159,9 @@ private:
     graph_.clear();
     std::vector<Output> outputs;
     outputs.reserve(batch.size());
-    uint32_t identity = options.firstExample;
-    for (const Example *example : batch) {
-      graph_.beginExample(identity);
-      identity += options.exampleStride;
-      outputs.push_back(derived().unfold(*example, graph_));
+    for (size_t j = 0; j < batch.size(); ++j) {
+      graph_.beginExample(options.exampleIds.empty() ? uint32_t(j) : options.exampleIds[j]);
+      outputs.push_back(derived().unfold(*batch[j], graph_));
     }
     times_.unfold = secondsSince(start);
     return outputs;

@@ -24,9 +24,12 @@ test -x "$work/prefix/bin/foldc-plot-curve"
 mkdir -p "$work/src"
 cp "$source_dir"/examples/*/*.fold "$work/src/"
 programs=$(ls "$work"/src/*.fold | paste -sd ';')
+# This project opts in to -march=native (FOLDC_NATIVE); the Makefiles one
+# below does not.
 cmake -S "$source_dir/test/Install" -B "$work/build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-  -DCMAKE_PREFIX_PATH="$work/prefix" -DFOLD_FILES="$programs" >/dev/null
+  -DCMAKE_PREFIX_PATH="$work/prefix" -DFOLD_FILES="$programs" -DFOLDC_NATIVE=ON >/dev/null
 cmake --build "$work/build"
+grep -q -- "-march=native" "$work/build/build.ninja"
 for program in "$source_dir"/examples/*/*.fold; do
   test -x "$work/build/$(basename "$program" .fold)_driver"
 done
@@ -46,6 +49,11 @@ grep -q "Building CXX object CMakeFiles/calculator.dir" "$work/rebuild.log"
 python3 "$source_dir/examples/calculator/make_data.py" 50 1 > "$work/calc.jsonl"
 "$work/build/calculator_driver" train --data "$work/calc.jsonl" --epochs 2 --save "$work/calc.st"
 "$work/build/calculator_driver" infer --data "$work/calc.jsonl" --params "$work/calc.st" --limit 3
+# Where MPI is, the drivers train data-parallel under mpirun.
+if command -v mpirun > /dev/null; then
+  mpirun --allow-run-as-root --oversubscribe -np 2 "$work/build/calculator_driver" train \
+    --data "$work/calc.jsonl" --epochs 1 | grep -q '"ranks":2'
+fi
 # CMake's default generator (Unix Makefiles) and no CMAKE_BUILD_TYPE, as the
 # README shows: the model builds (foldc creates the folders of -o and
 # --depfile itself), optimised, and an edit runs foldc once.
@@ -58,7 +66,17 @@ for source in attention.cpp attention_main.cpp; do
     echo "install: $source was not compiled with -O2 -DEIGEN_NO_DEBUG without a build type" >&2
     exit 1
   fi
+  # Not for this CPU unless asked, and with the runtime's Eigen alignment.
+  line=$(grep -- "-c .*/$source" "$work/make.log")
+  if [[ $line == *-march=native* || $line != *-DEIGEN_MAX_ALIGN_BYTES=64* ]]; then
+    echo "install: $source: -march=native without FOLDC_NATIVE, or no EIGEN_MAX_ALIGN_BYTES=64" >&2
+    exit 1
+  fi
 done
+# That portable model trains against the runtime (built for this CPU here):
+# their Eigen matrices are allocated and freed alike.
+python3 "$source_dir/test/Execution/Inputs/random_data.py" attention 40 1 > "$work/attention.jsonl"
+"$work/make/attention_driver" train --data "$work/attention.jsonl" --epochs 2 > /dev/null
 echo "// edited" >> "$work/src/attention.fold"
 cmake --build "$work/make" -j2 > "$work/make.log"
 if [ "$(grep -c "foldc: compiling" "$work/make.log")" != 1 ]; then
