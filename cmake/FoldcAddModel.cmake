@@ -88,15 +88,24 @@ endfunction()
 # MPI for a driver, where there is one: FOLDC_WITH_MPI selects the driver's
 # MpiCommunicator (runtime/Driver.h).
 function(_foldc_link_mpi target)
-  if(DEFINED FOLDC_MPI AND NOT FOLDC_MPI)
-    return()
-  endif()
-  set(MPI_CXX_SKIP_MPICXX ON) # the C API only; no deprecated C++ bindings
-  find_package(MPI QUIET COMPONENTS CXX)
-  if(MPI_CXX_FOUND)
+  _foldc_find_mpi(found)
+  if(found)
     target_link_libraries(${target} PRIVATE MPI::MPI_CXX)
     target_compile_definitions(${target} PRIVATE FOLDC_WITH_MPI)
   endif()
+endfunction()
+
+# Sets `found` to whether drivers get MPI here: FOLDC_MPI is not OFF and CMake
+# finds MPI (then MPI::MPI_CXX and MPIEXEC_EXECUTABLE exist). The C API only,
+# without the deprecated C++ bindings.
+function(_foldc_find_mpi found)
+  set(${found} FALSE PARENT_SCOPE)
+  if(DEFINED FOLDC_MPI AND NOT FOLDC_MPI)
+    return()
+  endif()
+  set(MPI_CXX_SKIP_MPICXX ON)
+  find_package(MPI QUIET COMPONENTS CXX)
+  set(${found} ${MPI_CXX_FOUND} PARENT_SCOPE)
 endfunction()
 
 # -O2 and EIGEN_NO_DEBUG where the configuration does not optimise already.

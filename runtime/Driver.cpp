@@ -570,9 +570,9 @@ private:
     auto waitStart = std::chrono::steady_clock::now();
     processes_.barrier();
     auto sumStart = std::chrono::steady_clock::now();
+    exchanged.wait += std::chrono::duration<double>(sumStart - waitStart).count();
     float share = float(mine.examples.size()) / float(batch.size());
     size_t floats = exchange_.sum(model_.params(), share, processes_);
-    exchanged.wait += secondsSince(waitStart) - secondsSince(sumStart);
     exchanged.communication += secondsSince(sumStart);
     exchanged.bytes += double(floats) * sizeof(float);
     ++exchanged.steps;
