@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# Data-parallel training with MPI (issue 14): the treenn Tree-LSTM
-# (bench/treenn.fold) on the SST training trees, one epoch with 1 and with 2
-# ranks at minibatches 64 and 256 (Adam, lr 1e-3, one thread per rank).
-# Prints trees/s, the speedup of 2 ranks over 1, and the shares of a step
-# spent waiting for the slower rank and summing gradients (MPI_Allreduce),
-# with the bytes each rank sends per step. The last row of each batch size
+# Data-parallel training with MPI (issue 14) and with threads (--threads):
+# the treenn Tree-LSTM (bench/treenn.fold) on the SST training trees, one
+# epoch with 1 and with 2 ranks, and with 2 threads of one process, at
+# minibatches 64 and 256 (Adam, lr 1e-3, one GEMM thread per replica).
+# Prints trees/s, the speedup over one rank, and the shares of a step spent
+# waiting for the slower replica and summing gradients (MPI_Allreduce, or
+# shared memory), with the bytes each replica contributes per step. The last row of each batch size
 # is the machine's own ceiling: two independent one-process runs at once
 # (no communication at all, not bound to a core: mpirun would bind both to
 # the first), their trees/s added up. Run after
@@ -15,9 +16,13 @@ cd "$(dirname "$0")/.."
 batches=${1:-64 256}
 [ -f build/sst/train.jsonl ] ||
   build/examples/sentiment/sst_to_jsonl examples/sentiment/data/sst/{train,dev,test}.txt -o build/sst
+epoch=(train --data build/sst/train.jsonl --epochs 1 --optimizer adam --lr 1e-3)
 train() { # RANKS BATCH [MPIRUN OPTIONS]: one epoch's JSON line
-  mpirun --allow-run-as-root --oversubscribe "${@:3}" -np "$1" build/bench/treenn_driver train \
-    --data build/sst/train.jsonl --epochs 1 --batch-size "$2" --optimizer adam --lr 1e-3 2>/dev/null
+  mpirun --allow-run-as-root --oversubscribe "${@:3}" -np "$1" build/bench/treenn_driver \
+    "${epoch[@]}" --batch-size "$2" 2>/dev/null
+}
+threads() { # THREADS BATCH: one epoch's JSON line
+  build/bench/treenn_driver "${epoch[@]}" --batch-size "$2" --threads "$1" 2>/dev/null
 }
 # trees/s, wait share, communication share, bytes per step of JSON lines on stdin (summed rates)
 fields='
@@ -30,13 +35,15 @@ print(sum(x["train_examples_per_second"] for x in lines), e.get("wait_seconds", 
 row() { # LABEL BATCH RATE BASE WAIT COMM BYTES
   python3 -c "print('%-14s %6d %9.0f %7.2fx %6.1f%% %13.1f%% %16.0f' % ('$1', $2, $3, $3 / $4, 100 * $5, 100 * $6, $7))"
 }
-printf '%-14s %6s %9s %8s %7s %14s %16s\n' ranks batch trees/s speedup "wait" communication "bytes/step/rank"
+printf '%-14s %6s %9s %8s %7s %14s %16s\n' replicas batch trees/s speedup "wait" communication "bytes/step/rank"
 for batch in $batches; do
-  echo "data_parallel: batch $batch: 1 rank, 2 ranks, 2 independent processes" >&2
+  echo "data_parallel: batch $batch: 1 rank, 2 ranks, 2 threads, 2 independent processes" >&2
   read -r base _ _ _ < <(train 1 "$batch" | python3 -c "$fields")
-  row "1" "$batch" "$base" "$base" 0 0 0
+  row "1 rank" "$batch" "$base" "$base" 0 0 0
   read -r rate wait comm bytes < <(train 2 "$batch" | python3 -c "$fields")
-  row "2" "$batch" "$rate" "$base" "$wait" "$comm" "$bytes"
+  row "2 ranks" "$batch" "$rate" "$base" "$wait" "$comm" "$bytes"
+  read -r rate wait comm bytes < <(threads 2 "$batch" | python3 -c "$fields")
+  row "2 threads" "$batch" "$rate" "$base" "$wait" "$comm" "$bytes"
   read -r rate _ _ _ < <( (train 1 "$batch" --bind-to none & train 1 "$batch" --bind-to none & wait) | python3 -c "$fields")
   row "2 independent" "$batch" "$rate" "$base" 0 0 0
 done

@@ -1,7 +1,9 @@
 // Gradient exchange and parameter agreement across ranks (see DataParallel.h).
 #include "runtime/DataParallel.h"
 
+#include <algorithm>
 #include <cstring>
+#include <numeric>
 
 namespace foldc::rt {
 
@@ -100,6 +102,23 @@ bool paramsAgree(const ParamStore &params, Communicator &comm) {
     if (all[at] != all[0] || all[at + 1] != all[1])
       return false;
   return true;
+}
+
+std::vector<uint32_t> shareOfBatch(std::span<const double> sizes, int rank, int ranks) {
+  std::vector<uint32_t> bySize(sizes.size());
+  std::iota(bySize.begin(), bySize.end(), 0u);
+  std::stable_sort(bySize.begin(), bySize.end(),
+                   [&](uint32_t a, uint32_t b) { return sizes[a] > sizes[b]; });
+  std::vector<double> work(size_t(std::max(1, ranks)), 0.0);
+  std::vector<uint32_t> mine;
+  for (uint32_t place : bySize) {
+    size_t least = size_t(std::min_element(work.begin(), work.end()) - work.begin());
+    work[least] += sizes[place];
+    if (least == size_t(rank))
+      mine.push_back(place);
+  }
+  std::sort(mine.begin(), mine.end());
+  return mine;
 }
 
 } // namespace foldc::rt

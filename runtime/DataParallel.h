@@ -7,6 +7,7 @@
 #include "runtime/Params.h"
 
 #include <cstdint>
+#include <span>
 #include <vector>
 
 namespace foldc::rt {
@@ -30,6 +31,12 @@ private:
   std::vector<int32_t> rows_;
   std::vector<float> buffer_;
 };
+
+/// This rank's places in a global batch whose examples have `sizes` (any
+/// measure of their work, in batch order), balanced: largest first, each to
+/// the rank with the least work so far. Every rank computes the same split;
+/// the places come in ascending order.
+std::vector<uint32_t> shareOfBatch(std::span<const double> sizes, int rank, int ranks);
 
 /// Gives every rank rank 0's parameter values (one broadcast).
 void broadcastParams(ParamStore &params, Communicator &comm);

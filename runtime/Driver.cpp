@@ -4,6 +4,7 @@
 #include "runtime/DataParallel.h"
 #include "runtime/Jsonl.h"
 #include "runtime/Process.h"
+#include "runtime/ThreadTeam.h"
 #include "runtime/Timing.h"
 
 #include <CLI/CLI.hpp>
@@ -14,7 +15,6 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
-#include <pthread.h>
 #include <unistd.h>
 #include <iostream>
 #include <map>
@@ -527,28 +527,18 @@ private:
 
   bool leader() const { return processes_.rank() == 0; }
 
-  /// This rank's share of a global batch, balanced by the examples' sizes:
-  /// largest first, each to the rank with the least work so far (every rank
-  /// computes the same split). Positions are the examples' places in `batch`.
+  /// This rank's share of a global batch, balanced by the examples' sizes
+  /// (shareOfBatch). Positions are the examples' places in `batch`.
   struct Share {
     std::vector<int32_t> examples;
     std::vector<uint32_t> positions;
   };
   Share shareOf(const Dataset &data, DriverModel::Indices batch) const {
-    std::vector<uint32_t> bySize(batch.size());
-    std::iota(bySize.begin(), bySize.end(), 0u);
-    std::stable_sort(bySize.begin(), bySize.end(), [&](uint32_t a, uint32_t b) {
-      return data.sizes[size_t(batch[a])] > data.sizes[size_t(batch[b])];
-    });
-    std::vector<double> work(size_t(processes_.size()), 0.0);
+    std::vector<double> sizes;
+    for (int32_t example : batch)
+      sizes.push_back(data.sizes[size_t(example)]);
     Share mine;
-    for (uint32_t position : bySize) {
-      size_t rank = size_t(std::min_element(work.begin(), work.end()) - work.begin());
-      work[rank] += data.sizes[size_t(batch[position])];
-      if (rank == size_t(processes_.rank()))
-        mine.positions.push_back(position);
-    }
-    std::sort(mine.positions.begin(), mine.positions.end());
+    mine.positions = shareOfBatch(sizes, processes_.rank(), processes_.size());
     for (uint32_t position : mine.positions)
       mine.examples.push_back(batch[position]);
     return mine;
@@ -687,36 +677,23 @@ const CLI::Validator kUnsigned(
     },
     "UINT");
 
-/// Runs `work` on a thread whose stack is `bytes` large; its exception, if
-/// any, is rethrown here.
-int onLargeStack(size_t bytes, const std::function<int()> &work) {
-  struct Job {
-    const std::function<int()> *work;
-    int result = 0;
-    std::exception_ptr error;
-  } job;
-  job.work = &work;
-  pthread_attr_t attributes;
-  pthread_attr_init(&attributes);
-  pthread_attr_setstacksize(&attributes, bytes);
-  pthread_t thread;
-  auto run = [](void *p) -> void * {
-    auto *j = static_cast<Job *>(p);
-    try {
-      j->result = (*j->work)();
-    } catch (...) {
-      j->error = std::current_exception();
-    }
-    return nullptr;
-  };
-  int failed = pthread_create(&thread, &attributes, run, &job);
-  pthread_attr_destroy(&attributes);
-  if (failed)
-    return work(); // no thread to be had: the ordinary stack
-  pthread_join(thread, nullptr);
-  if (job.error)
-    std::rethrow_exception(job.error);
-  return job.result;
+/// `command` data-parallel over `options.threads` replicas of `model` on
+/// threads of this process, each running its GEMMs on one thread.
+int onReplicas(size_t stackBytes, const DriverOptions &options, DriverModel &model,
+               const std::function<int(Driver &)> &command) {
+  ThreadTeam team(options.threads);
+  std::vector<std::unique_ptr<DriverModel>> replicas(size_t(team.size()));
+  for (size_t r = 1; r < replicas.size(); ++r)
+    replicas[r] = model.replica();
+  DriverOptions each = options;
+  each.threads = 1;
+  return team.run(stackBytes, [&](Communicator &member) {
+    DriverModel &mine = member.rank() == 0 ? model : *replicas[size_t(member.rank())];
+    Driver driver(each, mine, member);
+    int status = command(driver);
+    mine.unload();
+    return status;
+  });
 }
 
 } // namespace
@@ -732,7 +709,10 @@ int runDriver(int argc, char **argv, const std::string &name, DriverModel &model
     cmd->add_option("--params", o.params, "safetensors parameters to start from");
     cmd->add_option("--batch-size", o.batchSize, "examples per batch (default 32)")
         ->check(kUnsigned & CLI::Range(1, 1 << 30));
-    cmd->add_option("--threads", o.threads, "threads for Eigen (default 1)")
+    cmd->add_option("--threads", o.threads,
+                    "threads (default 1): train and eval run this many replicas of the model, "
+                    "each on its share of every batch; infer and check (and every command under "
+                    "mpirun) share the GEMMs")
         ->check(kUnsigned & CLI::Range(1, 1024));
     cmd->add_option("--seed", o.seed, "initialisation, shuffling and dropout seed (default 1)")
         ->check(kUnsigned);
@@ -821,23 +801,34 @@ int runDriver(int argc, char **argv, const std::string &name, DriverModel &model
   }
   try {
     setAllowUnknownFields(o.allowUnknownFields);
-    return onLargeStack(size_t(1) << 30, [&] {
-      Driver driver(o, model, processes);
-      int status = train->parsed()   ? driver.train()
-                   : eval->parsed()  ? driver.eval()
-                   : check->parsed() ? driver.check()
-                                     : driver.infer();
-      model.unload();
-      return status;
-    });
+    auto command = [&](Driver &driver) {
+      return train->parsed()   ? driver.train()
+             : eval->parsed()  ? driver.eval()
+             : check->parsed() ? driver.check()
+                               : driver.infer();
+    };
+    // Reading, unfolding and freeing an example recurse once per level of
+    // its data: the work runs on threads with 1 GiB stacks.
+    const size_t stack = size_t(1) << 30;
+    if ((train->parsed() || eval->parsed()) && o.threads > 1 && processes.size() == 1)
+      return onReplicas(stack, o, model, command);
+    int status = 0;
+    for (const std::exception_ptr &error : onThreads(stack, 1, [&](int) {
+           Driver driver(o, model, processes);
+           status = command(driver);
+           model.unload();
+         }))
+      if (error)
+        std::rethrow_exception(error);
+    return status;
   } catch (const std::exception &e) {
-    if (processes.size() == 1) {
-      std::cerr << name << ": error: " << e.what() << '\n';
-      return 1;
+    if (processes.size() > 1) {
+      std::cerr << name << ": error (rank " << processes.rank() << " of " << processes.size()
+                << "): " << e.what() << std::endl;
+      processes.abort(1);
     }
-    std::cerr << name << ": error (rank " << processes.rank() << " of " << processes.size()
-              << "): " << e.what() << std::endl;
-    processes.abort(1);
+    std::cerr << name << ": error: " << e.what() << '\n';
+    return 1;
   }
 }
 

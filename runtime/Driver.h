@@ -47,6 +47,9 @@ public:
   virtual const ParamStore &params() const = 0;
   virtual ParamStore &params() = 0;
   virtual std::span<const std::unique_ptr<Kernel>> kernels() const = 0;
+  /// A new model of the same kind, with no examples and no parameters yet
+  /// (a data-parallel replica for another thread).
+  virtual std::unique_ptr<DriverModel> replica() const = 0;
   /// Drops the examples (on the driver's large stack: deep data is freed
   /// recursively).
   virtual void unload() = 0;
@@ -92,6 +95,9 @@ public:
   const ParamStore &params() const override { return model_.params(); }
   ParamStore &params() override { return model_.params(); }
   std::span<const std::unique_ptr<Kernel>> kernels() const override { return model_.kernels(); }
+  std::unique_ptr<DriverModel> replica() const override {
+    return std::make_unique<DriverModelOf<M>>(read_);
+  }
   void unload() override {
     for (std::vector<Example> &set : sets_)
       std::vector<Example>().swap(set);
@@ -119,11 +125,13 @@ private:
 /// `dataFormat` (for --help) says what a line of --data holds.
 ///
 /// Over several `processes` (mpirun), `train` is data-parallel: every rank
-/// reads all of --data, runs every size()-th example of each global batch and
-/// takes the same optimizer step on the summed gradients; `eval` and --dev
-/// are split the same way and summed; rank 0 alone writes (output, --save,
-/// --curve, --checkpoint); `infer` and `check` run on rank 0. A rank's error
-/// ends every rank (Communicator::abort).
+/// reads all of --data, runs its share of each global batch (split by the
+/// examples' sizes) and takes the same optimizer step on the summed
+/// gradients; `eval` and --dev are split the same way and summed; rank 0
+/// alone writes (output, --save, --curve, --checkpoint); `infer` and `check`
+/// run on rank 0. A rank's error ends every rank (Communicator::abort).
+/// In one process, --threads N runs `train` and `eval` the same way over N
+/// replicas of the model (model.replica()) on N threads, one GEMM thread each.
 int runDriver(int argc, char **argv, const std::string &name, DriverModel &model,
               const std::string &dataFormat, Communicator &processes);
 

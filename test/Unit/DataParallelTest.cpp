@@ -1,75 +1,15 @@
-// The gradient exchange of data-parallel training, with two ranks played by
-// two threads of this process (their collectives through shared memory).
+// The gradient exchange of data-parallel training, with ranks played by
+// threads of this process (ThreadTeam), and the team's own collectives.
 #include "runtime/DataParallel.h"
+#include "runtime/ThreadTeam.h"
 
 #include <gtest/gtest.h>
 
-#include <barrier>
 #include <functional>
-#include <thread>
+#include <stdexcept>
 
 namespace foldc::rt {
 namespace {
-
-/// What two ThreadRanks share: a barrier and each rank's buffer of the
-/// collective in progress.
-struct Meeting {
-  std::barrier<> all{2};
-  const void *buffers[2] = {nullptr, nullptr};
-  size_t sizes[2] = {0, 0};
-};
-
-/// A Communicator for rank `rank` of 2, meeting the other at `meeting`.
-class ThreadRank final : public Communicator {
-public:
-  ThreadRank(Meeting &meeting, int rank) : m_(meeting), rank_(rank) {}
-  int rank() const override { return rank_; }
-  int size() const override { return 2; }
-  void sum(std::span<float> values) override { sumOf(values); }
-  void sum(std::span<double> values) override { sumOf(values); }
-  std::vector<int32_t> gather(std::span<const int32_t> mine) override {
-    std::vector<int32_t> all;
-    exchange(mine, [&](int r) {
-      auto *theirs = static_cast<const int32_t *>(m_.buffers[r]);
-      all.insert(all.end(), theirs, theirs + m_.sizes[r]);
-    });
-    return all;
-  }
-  void broadcast(std::span<float> values) override {
-    std::vector<float> root;
-    exchange(std::span<const float>(values), [&](int r) {
-      if (r == 0)
-        root.assign(static_cast<const float *>(m_.buffers[0]),
-                    static_cast<const float *>(m_.buffers[0]) + m_.sizes[0]);
-    });
-    std::copy(root.begin(), root.end(), values.begin());
-  }
-  void barrier() override { m_.all.arrive_and_wait(); }
-  [[noreturn]] void abort(int) override { std::abort(); }
-
-private:
-  /// Publishes `mine`, lets `read` see each rank's buffer in rank order once
-  /// both are published, and returns when both have read.
-  template <class T> void exchange(std::span<const T> mine, const std::function<void(int)> &read) {
-    m_.buffers[rank_] = mine.data();
-    m_.sizes[rank_] = mine.size();
-    m_.all.arrive_and_wait();
-    for (int r = 0; r < 2; ++r)
-      read(r);
-    m_.all.arrive_and_wait();
-  }
-  template <class T> void sumOf(std::span<T> values) {
-    std::vector<T> total(values.size(), T(0));
-    exchange(std::span<const T>(values), [&](int r) {
-      for (size_t k = 0; k < values.size(); ++k)
-        total[k] += static_cast<const T *>(m_.buffers[r])[k];
-    });
-    std::copy(total.begin(), total.end(), values.begin());
-  }
-
-  Meeting &m_;
-  int rank_;
-};
 
 /// A dense 2x2 weight and a 4x2 embedding whose rows update when used.
 ParamStore model() {
@@ -88,14 +28,11 @@ void touch(ParamStore &p, int32_t row, float v) {
 
 /// Runs `work(rank, comm)` on two threads, as two ranks.
 void onTwoRanks(const std::function<void(int, Communicator &)> &work) {
-  Meeting meeting;
-  std::thread other([&] {
-    ThreadRank comm(meeting, 1);
-    work(1, comm);
+  ThreadTeam team(2);
+  team.run(1 << 20, [&](Communicator &comm) {
+    work(comm.rank(), comm);
+    return 0;
   });
-  ThreadRank comm(meeting, 0);
-  work(0, comm);
-  other.join();
 }
 
 TEST(GradientExchange, SumsDenseGradientsWeightedByShare) {
@@ -144,6 +81,55 @@ TEST(DataParallel, BroadcastGivesRankZerosParameters) {
   EXPECT_TRUE(agreedAfter[0] && agreedAfter[1]);
   EXPECT_EQ(stores[1].at(0).value[3], 7.0f);
   EXPECT_EQ(stores[1].at(1).value[0], 0.5f);
+}
+
+TEST(ThreadTeam, CollectivesSeeEveryMemberInRankOrder) {
+  ThreadTeam team(3);
+  std::vector<int32_t> gathered[3];
+  std::vector<double> sums[3];
+  std::vector<float> broadcast[3];
+  int result = team.run(1 << 20, [&](Communicator &comm) {
+    int r = comm.rank();
+    EXPECT_EQ(comm.size(), 3);
+    std::vector<int32_t> mine(size_t(r), int32_t(10 * r)); // rank r gives r numbers
+    gathered[r] = comm.gather(mine);
+    sums[r] = {double(r), 1.0};
+    comm.sum(sums[r]);
+    broadcast[r] = {float(r), float(-r)};
+    comm.broadcast(broadcast[r]);
+    comm.barrier();
+    return 40 + r;
+  });
+  EXPECT_EQ(result, 40) << "member 0's result";
+  for (int r = 0; r < 3; ++r) {
+    EXPECT_EQ(gathered[r], (std::vector<int32_t>{10, 20, 20}));
+    EXPECT_EQ(sums[r], (std::vector<double>{3.0, 3.0}));
+    EXPECT_EQ(broadcast[r], (std::vector<float>{0.0f, 0.0f}));
+  }
+}
+
+TEST(ThreadTeam, AMembersErrorEndsTheOthersWaitAndIsRethrown) {
+  ThreadTeam team(2);
+  int collectivesAfter = 0;
+  try {
+    team.run(1 << 20, [&](Communicator &comm) {
+      if (comm.rank() == 1)
+        throw std::runtime_error("bad example in rank 1's share");
+      std::vector<float> values{1.0f};
+      comm.sum(values); // would wait forever for rank 1
+      ++collectivesAfter;
+      return 0;
+    });
+    FAIL() << "the error was not rethrown";
+  } catch (const std::runtime_error &e) {
+    EXPECT_STREQ(e.what(), "bad example in rank 1's share");
+  }
+  EXPECT_EQ(collectivesAfter, 0);
+  // The team runs again after a failure.
+  EXPECT_EQ(team.run(1 << 20, [](Communicator &comm) {
+    comm.barrier();
+    return 7;
+  }), 7);
 }
 
 } // namespace

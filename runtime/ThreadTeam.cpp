@@ -1,0 +1,124 @@
+// Collectives of threads through shared memory.
+#include "runtime/ThreadTeam.h"
+
+#include "runtime/Process.h"
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
+namespace foldc::rt {
+
+/// Member `rank` of a team as a Communicator. Each collective publishes this
+/// member's buffer and reads everyone's; sums add in rank order, so every
+/// member gets the same bits.
+class ThreadTeam::Member final : public Communicator {
+public:
+  Member(ThreadTeam &team, int rank) : team_(team), rank_(rank) {}
+  int rank() const override { return rank_; }
+  int size() const override { return team_.size(); }
+  void sum(std::span<float> values) override { sumOf(values); }
+  void sum(std::span<double> values) override { sumOf(values); }
+  std::vector<int32_t> gather(std::span<const int32_t> mine) override {
+    std::vector<int32_t> all;
+    team_.exchange(rank_, mine.data(), mine.size(), [&](int r) {
+      auto *theirs = static_cast<const int32_t *>(team_.data_[size_t(r)]);
+      all.insert(all.end(), theirs, theirs + team_.counts_[size_t(r)]);
+    });
+    return all;
+  }
+  void broadcast(std::span<float> values) override {
+    std::vector<float> root;
+    team_.exchange(rank_, values.data(), values.size(), [&](int r) {
+      if (r == 0 && rank_ != 0) {
+        auto *first = static_cast<const float *>(team_.data_[0]);
+        root.assign(first, first + team_.counts_[0]);
+      }
+    });
+    if (rank_ != 0)
+      std::copy(root.begin(), root.end(), values.begin());
+  }
+  void barrier() override { team_.exchange(rank_, nullptr, 0, [](int) {}); }
+  /// Ends the team's collectives (the others throw out of theirs) and
+  /// throws the error that run() rethrows.
+  [[noreturn]] void abort(int status) override {
+    team_.fail();
+    throw std::runtime_error("thread " + std::to_string(rank_) + " of " +
+                             std::to_string(size()) + " ended the run (status " +
+                             std::to_string(status) + ")");
+  }
+
+private:
+  template <class T> void sumOf(std::span<T> values) {
+    std::vector<T> total(values.size(), T(0));
+    team_.exchange(rank_, values.data(), values.size(), [&](int r) {
+      auto *theirs = static_cast<const T *>(team_.data_[size_t(r)]);
+      for (size_t k = 0; k < total.size(); ++k)
+        total[k] += theirs[k];
+    });
+    std::copy(total.begin(), total.end(), values.begin());
+  }
+
+  ThreadTeam &team_;
+  int rank_;
+};
+
+ThreadTeam::ThreadTeam(int size)
+    : size_(std::max(1, size)), data_(size_t(size_)), counts_(size_t(size_)) {}
+
+int ThreadTeam::run(size_t stackBytes, const std::function<int(Communicator &)> &work) {
+  failed_ = false; // no member runs between runs
+  waiting_ = 0;
+  int result = 0;
+  std::vector<std::exception_ptr> errors = onThreads(stackBytes, size_, [&](int rank) {
+    Member member(*this, rank);
+    try {
+      int status = work(member);
+      if (rank == 0)
+        result = status;
+    } catch (const Failed &) {
+      // Another member failed; its own error is the one to report.
+    } catch (...) {
+      fail();
+      throw;
+    }
+  });
+  for (const std::exception_ptr &error : errors)
+    if (error)
+      std::rethrow_exception(error);
+  return result;
+}
+
+void ThreadTeam::exchange(int rank, const void *data, size_t count,
+                          const std::function<void(int)> &read) {
+  data_[size_t(rank)] = data;
+  counts_[size_t(rank)] = count;
+  arriveAndWait();
+  for (int r = 0; r < size_; ++r)
+    read(r);
+  arriveAndWait();
+}
+
+void ThreadTeam::arriveAndWait() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  if (failed_)
+    throw Failed{};
+  long generation = generation_;
+  if (++waiting_ == size_) {
+    waiting_ = 0;
+    ++generation_;
+    arrived_.notify_all();
+    return;
+  }
+  arrived_.wait(lock, [&] { return generation_ != generation || failed_; });
+  if (generation_ == generation)
+    throw Failed{};
+}
+
+void ThreadTeam::fail() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  failed_ = true;
+  arrived_.notify_all();
+}
+
+} // namespace foldc::rt
