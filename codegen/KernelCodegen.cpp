@@ -52,6 +52,8 @@ public:
 
   void emit() {
     layOutHost();
+    findSliceViews();
+    findBiasesInPlace();
     std::string cls = CppNames::kernelClass(k_);
     {
       auto c = s_.scope("class " + cls + " final : public foldc::rt::Kernel {", "};");
@@ -77,6 +79,68 @@ private:
 
   bool usesParams() const { return !k_.params.empty(); }
 
+  /// A slice of a tensor read only by element-wise ops (Unary, Binary) is
+  /// not copied: they read the source's columns in place, and their
+  /// gradients add into the source gradient's columns. (Gate slices of an
+  /// LSTM's GEMM output: the copies and their gradients' zero-fills were
+  /// a tenth of the cell's element-wise time.) Results stay materialised.
+  void findSliceViews() {
+    view_.assign(k_.ops.size(), false);
+    for (size_t i = 0; i < k_.ops.size(); ++i)
+      view_[i] = opInfo(k_.ops[i].kind).family == OpFamily::Slice &&
+                 k_.ops[i].operands[0].isTensor();
+    for (const KernelResult &r : k_.results)
+      view_[size_t(r.op)] = false;
+    for (const PlanOp &op : k_.ops) {
+      OpFamily f = opInfo(op.kind).family;
+      if (f == OpFamily::Unary || f == OpFamily::Binary)
+        continue;
+      for (const PlanOperand &o : op.operands)
+        if (o.kind == PlanOperand::Kind::Op)
+          view_[size_t(o.index)] = false;
+    }
+  }
+
+  /// A bias added to a value nothing else reads (a linear layer's GEMM
+  /// output) is added in place, and that value's gradient is the sum's:
+  /// no second batch matrix, no copy of the gradient.
+  void findBiasesInPlace() {
+    std::vector<int> readers(k_.ops.size(), 0);
+    for (const PlanOp &op : k_.ops)
+      for (const PlanOperand &o : op.operands)
+        if (o.kind == PlanOperand::Kind::Op)
+          ++readers[size_t(o.index)];
+    for (const KernelResult &r : k_.results)
+      ++readers[size_t(r.op)];
+    biasInPlace_.assign(k_.ops.size(), -1);
+    for (size_t i = 0; i < k_.ops.size(); ++i) {
+      const PlanOperand &x = k_.ops[i].operands.empty() ? PlanOperand{} : k_.ops[i].operands[0];
+      if (opInfo(k_.ops[i].kind).family == OpFamily::BiasAdd &&
+          x.kind == PlanOperand::Kind::Op && readers[size_t(x.index)] == 1 && !view_[size_t(x.index)])
+        biasInPlace_[size_t(x.index)] = int(i);
+    }
+  }
+
+  /// Whether op `i` is a BiasAdd adding to its operand in place.
+  bool addsInPlace(size_t i) const {
+    const PlanOp &op = k_.ops[i];
+    return opInfo(op.kind).family == OpFamily::BiasAdd &&
+           biasInPlace_[size_t(op.operands[0].index)] == int(i);
+  }
+
+  bool isView(const PlanOperand &o) const {
+    return o.kind == PlanOperand::Kind::Op && view_[size_t(o.index)];
+  }
+
+  /// `source.middleCols<width>(lo)`: the columns a slice view reads, of the
+  /// value (`gradient` false) or of the gradient.
+  std::string columnsOf(int op, bool gradient) const {
+    const PlanOp &slice = k_.ops[size_t(op)];
+    const PlanOperand &source = slice.operands[0];
+    std::string whole = gradient ? gradOf(source) : in(source);
+    return whole + ".middleCols<" + str(widthOf(slice.type)) + ">(" + str(slice.attrs.lo) + ")";
+  }
+
   void constructor(const std::string &cls) {
     std::string args = commaSeparated(k_.args, [](const TypeRef &a) { return str(widthOf(a)); });
     std::string outs = commaSeparated(k_.results, [&](const KernelResult &result) {
@@ -100,8 +164,9 @@ private:
     {
       auto st = s_.scope("struct Values : foldc::rt::SavedValues {", "};");
       for (size_t i = 0; i < k_.ops.size(); ++i)
-        s_.line("foldc::rt::RowsMatrix<" + str(widthOf(k_.ops[i].type)) + "> v" + str(int64_t(i)) +
-                ";");
+        if (!view_[i])
+          s_.line("foldc::rt::RowsMatrix<" + str(widthOf(k_.ops[i].type)) + "> v" +
+                  str(int64_t(i)) + ";");
       for (size_t h = 0; h < slots_.size(); ++h) {
         if (slots_[h].isInt)
           s_.line("std::vector<int32_t> h" + str(int64_t(h)) + ";");
@@ -115,7 +180,13 @@ private:
       s_.line("foldc::rt::ParamStore &params = *c.ctx->params;");
     hostColumns();
     for (size_t i = 0; i < k_.ops.size(); ++i) {
-      s_.line("v.v" + str(int64_t(i)) + ".resize(rows, " + str(widthOf(k_.ops[i].type)) + ");");
+      if (view_[i])
+        continue;
+      if (addsInPlace(i))
+        s_.line("v.v" + str(int64_t(i)) + " = std::move(v.v" + str(k_.ops[i].operands[0].index) +
+                ");");
+      else
+        s_.line("v.v" + str(int64_t(i)) + ".resize(rows, " + str(widthOf(k_.ops[i].type)) + ");");
       forwardOp(k_.ops[i], int(i));
     }
   }
@@ -157,6 +228,8 @@ private:
 
   /// The operand as a read-only batch view.
   std::string in(const PlanOperand &o) const {
+    if (isView(o))
+      return columnsOf(o.index, false);
     int64_t w = widthOfOperand(o);
     switch (o.kind) {
     case PlanOperand::Kind::Op: return view("In", "v.v" + str(o.index) + ".data()", w);
@@ -232,9 +305,11 @@ private:
     case OpFamily::Linear:
       s_.line(call(op, {w[0], W}) + "forward(" + in(o[0]) + ", " + param(op) + ", " + out + ");");
       return;
-    case OpFamily::BiasAdd:
-      s_.line(call(op, {W}) + "forward(" + in(o[0]) + ", " + param(op) + ", " + out + ");");
+    case OpFamily::BiasAdd: {
+      std::string x = addsInPlace(size_t(i)) ? view("In", "v.v" + str(i) + ".data()", W) : in(o[0]);
+      s_.line(call(op, {W}) + "forward(" + x + ", " + param(op) + ", " + out + ");");
       return;
+    }
     case OpFamily::Read:
       s_.line(call(op, {W}) + "forward(" + param(op) + ", " + out + ");");
       return;
@@ -307,19 +382,28 @@ private:
 
   /// The gradient view of a tensor operand; null for host values and constants.
   std::string gradOf(const PlanOperand &o) const {
+    if (isView(o))
+      return columnsOf(o.index, true);
     int64_t w = widthOfOperand(o);
     switch (o.kind) {
-    case PlanOperand::Kind::Op: return view("Out", "g" + str(o.index) + ".data()", w);
+    case PlanOperand::Kind::Op: return view("Out", gradName(o.index) + ".data()", w);
     case PlanOperand::Kind::Argument: return view("Out", "c.argGrads[" + str(o.index) + "]", w);
     default: return view("Out", "discard" + str(w) + ".data()", w);
     }
+  }
+
+  /// The gradient matrix of op `i`: its own, or that of the bias added to
+  /// it in place.
+  std::string gradName(int i) const {
+    int bias = biasInPlace_[size_t(i)];
+    return "g" + str(bias >= 0 ? bias : i);
   }
 
   void backwardOp(const PlanOp &op, int i) {
     const OpInfo &info = opInfo(op.kind);
     const auto &o = op.operands;
     int64_t W = widthOf(op.type);
-    std::string dy = view("In", "g" + str(i) + ".data()", W);
+    std::string dy = view("In", gradName(i) + ".data()", W);
     std::string y = view("In", "v.v" + str(i) + ".data()", W);
     std::vector<int64_t> w = operandWidths(op);
     switch (info.family) {
@@ -345,7 +429,10 @@ private:
               gradOf(o[0]) + ");");
       return;
     case OpFamily::BiasAdd:
-      s_.line(call(op, {W}) + "backward(" + param(op) + ", " + dy + ", " + gradOf(o[0]) + ");");
+      if (addsInPlace(size_t(i)))
+        s_.line(call(op, {W}) + "backwardBias(" + param(op) + ", " + dy + ");");
+      else
+        s_.line(call(op, {W}) + "backward(" + param(op) + ", " + dy + ", " + gradOf(o[0]) + ");");
       return;
     case OpFamily::Read:
       s_.line(call(op, {W}) + "backward(" + param(op) + ", " + dy + ");");
@@ -425,7 +512,7 @@ private:
     for (int64_t w : discardWidths(flows))
       s_.line("foldc::rt::RowsMatrix<" + str(w) + "> discard" + str(w) + " = foldc::rt::RowsMatrix<" + str(w) + ">::Zero(rows, " + str(w) + ");");
     for (size_t i = 0; i < k_.ops.size(); ++i) {
-      if (!flows[i])
+      if (!flows[i] || view_[i] || biasInPlace_[i] >= 0)
         continue;
       std::string w = str(widthOf(k_.ops[i].type));
       s_.line("foldc::rt::RowsMatrix<" + w + "> g" + str(int64_t(i)) +
@@ -438,7 +525,7 @@ private:
               str(int64_t(j)) + "], rows, " + w + ");");
     }
     for (size_t i = k_.ops.size(); i-- > 0;)
-      if (flows[i])
+      if (flows[i] && !view_[i])
         backwardOp(k_.ops[i], int(i));
   }
 
@@ -447,6 +534,8 @@ private:
   Emitter &s_;
   std::vector<HostSlot> slots_;
   int ints_ = 0, floats_ = 0;
+  std::vector<bool> view_; ///< per op: a slice read in place (findSliceViews)
+  std::vector<int> biasInPlace_; ///< per op: the BiasAdd adding to it in place, or -1
 };
 
 void emitParams(const BatchPlan &plan, Emitter &s) {

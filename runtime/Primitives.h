@@ -44,8 +44,13 @@ template <int W> struct BiasAdd {
     y = x.rowwise() + Eigen::Map<const Eigen::Matrix<float, 1, W>>(b.value.data());
   }
   static void backward(Param &b, In<W> dy, Out<W> dx) {
-    Eigen::Map<Eigen::Matrix<float, 1, W>>(b.grad.data()) += dy.colwise().sum();
+    backwardBias(b, dy);
     dx += dy;
+  }
+  /// The bias's gradient alone: for y = x + b computed in place, where x's
+  /// gradient is y's.
+  static void backwardBias(Param &b, In<W> dy) {
+    Eigen::Map<Eigen::Matrix<float, 1, W>>(b.grad.data()) += dy.colwise().sum();
   }
 };
 
@@ -86,17 +91,19 @@ template <int M, int N, int P> struct MatMul {
 enum class BinaryKind { Add, Sub, Mul, Div, Maximum, Minimum };
 
 /// Element-wise a (op) b where A and B are W or 1 (a scalar broadcast).
+/// Operands and gradients are any row-major views of their widths: batch
+/// matrices, or blocks of columns of wider ones (a slice read in place).
 template <BinaryKind K, int A, int B> struct Binary {
   static constexpr int W = A > B ? A : B;
-  template <typename M, int From> static auto wide(const M &m) {
+  template <int From, typename M> static auto wide(const M &m) {
     if constexpr (From == W)
       return m.array();
     else
       return m.array().replicate(1, W);
   }
-  static void forward(In<A> a, In<B> b, Out<W> y) {
-    auto x = wide<In<A>, A>(a);
-    auto z = wide<In<B>, B>(b);
+  template <typename X, typename Z, typename Y> static void forward(const X &a, const Z &b, Y &&y) {
+    auto x = wide<A>(a);
+    auto z = wide<B>(b);
     if constexpr (K == BinaryKind::Add) y = (x + z).matrix();
     if constexpr (K == BinaryKind::Sub) y = (x - z).matrix();
     if constexpr (K == BinaryKind::Mul) y = (x * z).matrix();
@@ -105,42 +112,55 @@ template <BinaryKind K, int A, int B> struct Binary {
     if constexpr (K == BinaryKind::Minimum) y = x.min(z).matrix();
   }
   /// Sums a full-width gradient back to the operand's width.
-  template <int To> static void accumulate(const RowsMatrix<W> &g, Out<To> d) {
+  template <int To, typename D> static void accumulate(const RowsMatrix<W> &g, D &&d) {
     if constexpr (To == W)
       d += g;
     else
       d += g.rowwise().sum();
   }
-  static void backward(In<A> a, In<B> b, In<W> dy, Out<A> da, Out<B> db) {
-    auto x = wide<In<A>, A>(a);
-    auto z = wide<In<B>, B>(b);
-    RowsMatrix<W> ga, gb;
-    if constexpr (K == BinaryKind::Add) { ga = dy; gb = dy; }
-    if constexpr (K == BinaryKind::Sub) { ga = dy; gb = -dy; }
-    if constexpr (K == BinaryKind::Mul) { ga = (dy.array() * z).matrix(); gb = (dy.array() * x).matrix(); }
-    if constexpr (K == BinaryKind::Div) {
-      ga = (dy.array() / z).matrix();
-      gb = (-dy.array() * x / z.square()).matrix();
+  template <typename X, typename Z, typename G, typename DX, typename DZ>
+  static void backward(const X &a, const Z &b, const G &dy, DX &&da, DZ &&db) {
+    if constexpr (A == W && B == W && K != BinaryKind::Maximum && K != BinaryKind::Minimum) {
+      // Same widths: accumulate straight into the gradients, no temporaries.
+      auto x = a.array();
+      auto z = b.array();
+      auto g = dy.array();
+      if constexpr (K == BinaryKind::Add) { da += dy; db += dy; }
+      if constexpr (K == BinaryKind::Sub) { da += dy; db -= dy; }
+      if constexpr (K == BinaryKind::Mul) { da.array() += g * z; db.array() += g * x; }
+      if constexpr (K == BinaryKind::Div) { da.array() += g / z; db.array() -= g * x / z.square(); }
+    } else {
+      auto x = wide<A>(a);
+      auto z = wide<B>(b);
+      RowsMatrix<W> ga, gb;
+      if constexpr (K == BinaryKind::Add) { ga = dy; gb = dy; }
+      if constexpr (K == BinaryKind::Sub) { ga = dy; gb = -dy; }
+      if constexpr (K == BinaryKind::Mul) { ga = (dy.array() * z).matrix(); gb = (dy.array() * x).matrix(); }
+      if constexpr (K == BinaryKind::Div) {
+        ga = (dy.array() / z).matrix();
+        gb = (-dy.array() * x / z.square()).matrix();
+      }
+      if constexpr (K == BinaryKind::Maximum || K == BinaryKind::Minimum) {
+        // The comparison is evaluated to a mask: x >= z and x <= z are
+        // expressions of different types.
+        Eigen::Array<bool, Eigen::Dynamic, W> first;
+        if constexpr (K == BinaryKind::Maximum) first = x >= z;
+        else first = x <= z;
+        ga = first.select(dy.array(), 0.0f).matrix();
+        gb = first.select(0.0f, dy.array()).matrix();
+      }
+      accumulate<A>(ga, da);
+      accumulate<B>(gb, db);
     }
-    if constexpr (K == BinaryKind::Maximum || K == BinaryKind::Minimum) {
-      // The comparison is evaluated to a mask: x >= z and x <= z are
-      // expressions of different types.
-      Eigen::Array<bool, Eigen::Dynamic, W> first;
-      if constexpr (K == BinaryKind::Maximum) first = x >= z;
-      else first = x <= z;
-      ga = first.select(dy.array(), 0.0f).matrix();
-      gb = first.select(0.0f, dy.array()).matrix();
-    }
-    accumulate<A>(ga, da);
-    accumulate<B>(gb, db);
   }
 };
 
 enum class UnaryKind { Neg, Tanh, Sigmoid, ReLU, Elu, Softplus, Exp, Log, Abs, Sqrt, Square };
 
 /// Element-wise functions; the backward reads the input x and output y.
+/// Views as for Binary.
 template <UnaryKind K, int W> struct Unary {
-  static void forward(In<W> x, Out<W> y) {
+  template <typename X, typename Y> static void forward(const X &x, Y &&y) {
     auto v = x.array();
     if constexpr (K == UnaryKind::Neg) y = -x;
     if constexpr (K == UnaryKind::Tanh) y = v.tanh().matrix();
@@ -155,8 +175,11 @@ template <UnaryKind K, int W> struct Unary {
     if constexpr (K == UnaryKind::Sqrt) y = v.sqrt().matrix();
     if constexpr (K == UnaryKind::Square) y = v.square().matrix();
   }
-  static void backward(In<W> x, In<W> y, In<W> dy, Out<W> dx) {
-    auto v = x.array(), o = y.array(), g = dy.array();
+  template <typename X, typename Y, typename G, typename D>
+  static void backward(const X &x, const Y &y, const G &dy, D &&dx) {
+    auto v = x.array();
+    auto o = y.array();
+    auto g = dy.array();
     if constexpr (K == UnaryKind::Neg) dx -= dy;
     if constexpr (K == UnaryKind::Tanh) dx += (g * (1.0f - o.square())).matrix();
     if constexpr (K == UnaryKind::Sigmoid) dx += (g * o * (1.0f - o)).matrix();
