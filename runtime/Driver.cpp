@@ -769,7 +769,9 @@ int runDriver(int argc, char **argv, const std::string &name, DriverModel &model
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError &e) {
-    return app.exit(e) == 0 ? 0 : 2;
+    // Under mpirun every rank parses the same command line: one says it.
+    int status = processes.rank() == 0 ? app.exit(e) : e.get_exit_code();
+    return status == 0 ? 0 : 2;
   }
   if (info->parsed()) {
     if (processes.rank() != 0)
@@ -778,25 +780,25 @@ int runDriver(int argc, char **argv, const std::string &name, DriverModel &model
     std::cout.flush();
     return std::cout ? 0 : 1;
   }
-  bool minimize = true;
+  std::string misuse;
   if (train->parsed() && o.select != "loss") {
     const std::vector<std::string> &metrics = model.metricNames();
+    bool minimize = true;
     if (!Selection::parse(o.select, metrics, &minimize)) {
-      std::cerr << name << ": error: --select " << o.select
-                << ": expected loss or a metric of the model, optionally after min: or max:";
+      misuse = "--select " + o.select +
+               ": expected loss or a metric of the model, optionally after min: or max:";
       for (size_t m = 0; m < metrics.size(); ++m)
-        std::cerr << (m ? ", " : " (metrics: ") << metrics[m] << (m + 1 == metrics.size() ? ")" : "");
-      std::cerr << "\n";
-      return 2;
-    }
-    if (o.dev.empty()) {
-      std::cerr << name << ": error: --select needs --dev (the data it selects on)\n";
-      return 2;
+        misuse += (m ? ", " : " (metrics: ") + metrics[m] + (m + 1 == metrics.size() ? ")" : "");
+    } else if (o.dev.empty()) {
+      misuse = "--select needs --dev (the data it selects on)";
     }
   }
-  if ((eval->parsed() || infer->parsed()) && o.params.empty() && !o.init) {
-    std::cerr << name << ": error: " << (eval->parsed() ? "eval" : "infer")
-              << " needs --params FILE (or --init for new parameters from --seed)\n";
+  if ((eval->parsed() || infer->parsed()) && o.params.empty() && !o.init)
+    misuse = std::string(eval->parsed() ? "eval" : "infer") +
+             " needs --params FILE (or --init for new parameters from --seed)";
+  if (!misuse.empty()) {
+    if (processes.rank() == 0) // under mpirun, one rank says it
+      std::cerr << name << ": error: " << misuse << "\n";
     return 2;
   }
   try {
