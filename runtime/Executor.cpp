@@ -4,6 +4,7 @@
 #include "runtime/Timing.h"
 #include "runtime/WorkerPool.h"
 
+#include <algorithm>
 #include <chrono>
 
 namespace foldc::rt {
@@ -28,24 +29,37 @@ std::span<const float> Executor::gradient(ValueRef ref) const {
   return {grads_.data() + offsetOf(ref), size_t(width)};
 }
 
-void Executor::gatherArgs(const Batch &batch, std::vector<const float *> &args) {
+void Executor::placeArgs(size_t b) {
+  const Batch &batch = schedule_.batches[b];
   const auto &widths = batch.kernel->signature().argWidths;
+  size_t rows = batch.instances.size();
+  ArgPlaces &places = argPlaces_[b];
+  places.offsets.resize(widths.size() * rows);
+  for (size_t r = 0; r < rows; ++r) {
+    std::span<const ValueRef> refs = graph_->args(batch.instances[r]);
+    for (size_t i = 0; i < widths.size(); ++i)
+      places.offsets[i * rows + r] = offsetOf(refs[i]);
+  }
+  places.inPlace.assign(widths.size(), true);
+  for (size_t i = 0; i < widths.size(); ++i) {
+    const size_t *offsets = places.offsets.data() + i * rows;
+    for (size_t r = 1; r < rows && places.inPlace[i]; ++r)
+      places.inPlace[i] = offsets[r] == offsets[0] + r * size_t(widths[i]);
+  }
+}
+
+void Executor::gatherArgs(size_t b, std::vector<const float *> &args) {
+  const Batch &batch = schedule_.batches[b];
+  const auto &widths = batch.kernel->signature().argWidths;
+  const ArgPlaces &places = argPlaces_[b];
   args.resize(widths.size());
   if (scratch_.size() < widths.size())
     scratch_.resize(widths.size());
   size_t rows = batch.instances.size();
   for (size_t i = 0; i < widths.size(); ++i) {
-    ValueRef first = graph_->args(batch.instances[0])[i];
-    int32_t firstBatch = schedule_.batchOf[first.instance];
-    int32_t firstRow = schedule_.rowOf[first.instance];
-    bool inPlace = true;
-    for (size_t r = 1; r < rows && inPlace; ++r) {
-      ValueRef a = graph_->args(batch.instances[r])[i];
-      inPlace = a.output == first.output && schedule_.batchOf[a.instance] == firstBatch &&
-                schedule_.rowOf[a.instance] == firstRow + int32_t(r);
-    }
-    if (inPlace) {
-      args[i] = values_.data() + offsetOf(first);
+    const size_t *offsets = places.offsets.data() + i * rows;
+    if (places.inPlace[i]) {
+      args[i] = values_.data() + offsets[0];
       ++stats_.inPlaceArgs;
       continue;
     }
@@ -53,10 +67,8 @@ void Executor::gatherArgs(const Batch &batch, std::vector<const float *> &args) 
     std::vector<float> &buffer = scratch_[i];
     size_t width = size_t(widths[i]);
     buffer.resize(rows * width);
-    for (size_t r = 0; r < rows; ++r) {
-      const float *src = values_.data() + offsetOf(graph_->args(batch.instances[r])[i]);
-      std::copy(src, src + width, buffer.data() + r * width);
-    }
+    for (size_t r = 0; r < rows; ++r)
+      std::copy_n(values_.data() + offsets[r], width, buffer.data() + r * width);
     args[i] = buffer.data();
   }
 }
@@ -145,12 +157,14 @@ void Executor::forward(const BatchGraph &graph, const ExecOptions &options,
   saved_.clear();
   if (options.training)
     saved_.resize(schedule_.batches.size());
+  argPlaces_.resize(schedule_.batches.size());
   std::vector<const float *> args;
   std::vector<float *> outs;
   for (size_t b = 0; b < schedule_.batches.size(); ++b) {
     const Batch &batch = schedule_.batches[b];
     auto gatherStart = Clock::now();
-    gatherArgs(batch, args);
+    placeArgs(b);
+    gatherArgs(b, args);
     gatherHost(batch);
     stats_.gather += secondsSince(gatherStart);
     outs.clear();
@@ -194,7 +208,7 @@ void Executor::backward() {
     const Kernel::Signature &sig = batch.kernel->signature();
     size_t rows = batch.instances.size();
     auto gatherStart = Clock::now();
-    gatherArgs(batch, args);
+    gatherArgs(b, args);
     gatherHost(batch);
     stats_.gather += secondsSince(gatherStart);
     outs.clear();
@@ -217,10 +231,11 @@ void Executor::backward() {
     batch.kernel->backward(call);
     // Scatter: a value used by several instances accumulates every gradient.
     auto scatterStart = Clock::now();
+    const std::vector<size_t> &offsets = argPlaces_[b].offsets;
     for (size_t i = 0; i < sig.argWidths.size(); ++i) {
       size_t width = size_t(sig.argWidths[i]);
       for (size_t r = 0; r < rows; ++r) {
-        float *dst = grads_.data() + offsetOf(graph_->args(batch.instances[r])[i]);
+        float *dst = grads_.data() + offsets[i * rows + r];
         const float *src = argGradBuffers[i].data() + r * width;
         for (size_t k = 0; k < width; ++k)
           dst[k] += src[k];

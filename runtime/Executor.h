@@ -61,9 +61,11 @@ public:
 private:
   /// Where `ref` lives in the value (and gradient) arena.
   size_t offsetOf(ValueRef ref) const;
+  /// Finds where batch `b`'s arguments live (argPlaces_[b]).
+  void placeArgs(size_t b);
   /// Pointers to each argument matrix of batch `b`: read in place when the
   /// rows are already contiguous and in order, else gathered into scratch.
-  void gatherArgs(const Batch &batch, std::vector<const float *> &args);
+  void gatherArgs(size_t b, std::vector<const float *> &args);
   void gatherHost(const Batch &batch);
   /// The objective and metrics from the graph's losses and metrics.
   void sumLossesAndMetrics();
@@ -81,6 +83,14 @@ private:
   ExecContext context_;
   Schedule schedule_;
   std::vector<std::vector<size_t>> outOffset_; ///< [batch][output] -> arena offset
+  /// Where a batch's arguments live in the arena, row by row (argument-major),
+  /// and which argument matrices can be read in place: found once in forward,
+  /// used again by backward's gathers and scatters.
+  struct ArgPlaces {
+    std::vector<size_t> offsets;
+    std::vector<char> inPlace;
+  };
+  std::vector<ArgPlaces> argPlaces_;
   std::vector<float> values_, grads_;
   std::vector<std::vector<float>> scratch_;    ///< gathered argument matrices
   /// Per batch, what its kernel's forward kept for backward (training only).
