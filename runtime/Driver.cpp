@@ -812,8 +812,13 @@ int runDriver(int argc, char **argv, const std::string &name, DriverModel &model
     // Reading, unfolding and freeing an example recurse once per level of
     // its data: the work runs on threads with 1 GiB stacks.
     const size_t stack = size_t(1) << 30;
-    if ((train->parsed() || eval->parsed()) && o.threads > 1 && processes.size() == 1)
+    if ((train->parsed() || eval->parsed()) && o.threads > 1 && processes.size() == 1) {
+      if (train->parsed() && o.batchSize < o.threads)
+        std::cerr << name << ": note: --batch-size " << o.batchSize << " gives some of the "
+                  << o.threads << " replicas (--threads) no example in each batch; they still "
+                  << "take part in every step, so fewer threads train faster\n";
       return onReplicas(stack, o, model, command);
+    }
     int status = 0;
     for (const std::exception_ptr &error : onThreads(stack, 1, [&](int) {
            Driver driver(o, model, processes);
