@@ -15,7 +15,6 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <fstream>
 #include <map>
 #include <string>
 #include <vector>
@@ -84,10 +83,8 @@ void step(treenn::Model &model, std::span<const treenn::Tree *const> mine, float
     model.params().zeroGrads();
   else
     model.gradients(mine, options, true);
-  auto syncStart = Clock::now();
-  team.barrier();
-  exchange.sum(model.params(), share, team);
-  p.sync += secondsSince(syncStart);
+  GradientExchange::Timed sum = exchange.waitAndSum(model.params(), share, team);
+  p.sync += sum.waitSeconds + sum.sumSeconds;
   auto optimizerStart = Clock::now();
   adam.step(model.params());
   p.optimizer += secondsSince(optimizerStart);
@@ -190,15 +187,6 @@ void printRow(int threads, int batch, bool batching, const Phases &p, double pea
   std::fflush(stdout);
 }
 
-/// Every line's length, by line number (1-based, index 0 unused).
-std::vector<double> lineLengths(const std::string &file) {
-  std::ifstream in(file, std::ios::binary);
-  std::vector<double> lengths{0.0};
-  for (std::string line; std::getline(in, line);)
-    lengths.push_back(double(line.size()));
-  return lengths;
-}
-
 } // namespace
 
 int main(int argc, char **argv) {
@@ -214,12 +202,10 @@ int main(int argc, char **argv) {
   std::fprintf(stderr, "[bench] reading %s...\n", o.data.c_str());
   std::vector<long> lines;
   std::vector<treenn::Tree> examples = treenn::readExamples(o.data, &lines);
-  std::vector<double> lengths = lineLengths(o.data);
   Trees trees;
-  for (size_t i = 0; i < examples.size(); ++i) {
-    trees.all.push_back(&examples[i]);
-    trees.sizes.push_back(lengths.at(size_t(lines[i])));
-  }
+  trees.sizes = lineLengths(o.data, lines);
+  for (const treenn::Tree &t : examples)
+    trees.all.push_back(&t);
   std::printf("treenn (embedding 128, Tree-LSTM 128, loss at every node) on %zu SST trees\n",
               trees.all.size());
   // N threads are N replicas of the model, each with its share of every

@@ -1,7 +1,11 @@
 // Gradient exchange and parameter agreement across ranks (see DataParallel.h).
 #include "runtime/DataParallel.h"
 
+#include "runtime/Timing.h"
+
 #include <algorithm>
+#include <chrono>
+#include <fstream>
 #include <cstring>
 #include <numeric>
 
@@ -73,6 +77,30 @@ size_t GradientExchange::sum(ParamStore &params, float share, Communicator &comm
     in += n;
   });
   return total;
+}
+
+GradientExchange::Timed GradientExchange::waitAndSum(ParamStore &params, float share,
+                                                    Communicator &comm) {
+  auto waitStart = std::chrono::steady_clock::now();
+  comm.barrier();
+  auto sumStart = std::chrono::steady_clock::now();
+  Timed timed;
+  timed.waitSeconds = std::chrono::duration<double>(sumStart - waitStart).count();
+  timed.floats = sum(params, share, comm);
+  timed.sumSeconds = secondsSince(sumStart);
+  return timed;
+}
+
+std::vector<double> lineLengths(const std::string &file, const std::vector<long> &lines) {
+  std::ifstream in(file, std::ios::binary);
+  std::vector<double> length;
+  for (std::string line; std::getline(in, line);)
+    length.push_back(double(line.size()));
+  std::vector<double> sizes;
+  sizes.reserve(lines.size());
+  for (long line : lines)
+    sizes.push_back(line >= 1 && size_t(line) <= length.size() ? length[size_t(line - 1)] : 1.0);
+  return sizes;
 }
 
 void broadcastParams(ParamStore &params, Communicator &comm) {

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <span>
+#include <string>
 #include <vector>
 
 namespace foldc::rt {
@@ -24,6 +25,15 @@ public:
   /// Gives the number of floats sent (each rank's contribution).
   size_t sum(ParamStore &params, float share, Communicator &comm);
 
+  /// What waitAndSum() spent: waiting for the slowest rank's share, then
+  /// summing; and the floats sent.
+  struct Timed {
+    double waitSeconds = 0, sumSeconds = 0;
+    size_t floats = 0;
+  };
+  /// Waits until every rank has its gradients, then sum(), timing both.
+  Timed waitAndSum(ParamStore &params, float share, Communicator &comm);
+
 private:
   /// Marks, on every parameter with sparse rows, the rows that any rank touched.
   void touchUnionOfRows(ParamStore &params, Communicator &comm);
@@ -37,6 +47,11 @@ private:
 /// the rank with the least work so far. Every rank computes the same split;
 /// the places come in ascending order.
 std::vector<uint32_t> shareOfBatch(std::span<const double> sizes, int rank, int ranks);
+
+/// The length of each example's line in `file` (`lines`: their numbers, from
+/// 1), the size shareOfBatch balances: a tree's or a sequence's JSON grows
+/// with it, so it stands for the example's work without knowing the model.
+std::vector<double> lineLengths(const std::string &file, const std::vector<long> &lines);
 
 /// Gives every rank rank 0's parameter values (one broadcast).
 void broadcastParams(ParamStore &params, Communicator &comm);

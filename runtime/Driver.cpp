@@ -209,21 +209,6 @@ struct ExchangeStats {
   long steps = 0;
 };
 
-/// The length of each example's line in `file` (`lines`: their numbers, from
-/// 1): a tree's or a sequence's JSON grows with it, so it stands for the
-/// example's work without knowing the model.
-std::vector<double> lineLengths(const std::string &file, const std::vector<long> &lines) {
-  std::ifstream in(file, std::ios::binary);
-  std::vector<double> length;
-  for (std::string line; std::getline(in, line);)
-    length.push_back(double(line.size()));
-  std::vector<double> sizes;
-  sizes.reserve(lines.size());
-  for (long line : lines)
-    sizes.push_back(line >= 1 && size_t(line) <= length.size() ? length[size_t(line - 1)] : 1.0);
-  return sizes;
-}
-
 class Driver {
 public:
   Driver(const DriverOptions &options, DriverModel &model, Communicator &processes)
@@ -557,14 +542,11 @@ private:
     if (!mine.examples.empty())
       result = located(data, mine.examples,
                        [&] { return model_.trainGradients(data.set, mine.examples, run); });
-    auto waitStart = std::chrono::steady_clock::now();
-    processes_.barrier();
-    auto sumStart = std::chrono::steady_clock::now();
-    exchanged.wait += std::chrono::duration<double>(sumStart - waitStart).count();
     float share = float(mine.examples.size()) / float(batch.size());
-    size_t floats = exchange_.sum(model_.params(), share, processes_);
-    exchanged.communication += secondsSince(sumStart);
-    exchanged.bytes += double(floats) * sizeof(float);
+    GradientExchange::Timed sum = exchange_.waitAndSum(model_.params(), share, processes_);
+    exchanged.wait += sum.waitSeconds;
+    exchanged.communication += sum.sumSeconds;
+    exchanged.bytes += double(sum.floats) * sizeof(float);
     ++exchanged.steps;
     optimizer.step(model_.params());
     return result;
@@ -574,20 +556,9 @@ private:
   BatchResult summed(const BatchResult &mine) {
     if (processes_.size() == 1)
       return mine;
-    size_t metrics = model_.metricNames().size();
-    std::vector<double> sums = {mine.loss * mine.examples, double(mine.examples)};
-    for (size_t m = 0; m < metrics; ++m) {
-      bool emitted = m < mine.metrics.size();
-      sums.push_back(emitted ? mine.metrics[m].first : 0);
-      sums.push_back(emitted ? double(mine.metrics[m].second) : 0);
-    }
+    std::vector<double> sums = mine.sums(model_.metricNames().size());
     processes_.sum(sums);
-    BatchResult all;
-    all.examples = int(sums[1]);
-    all.loss = all.examples > 0 ? sums[0] / sums[1] : 0;
-    for (size_t m = 0; m < metrics; ++m)
-      all.metrics.push_back({sums[2 + 2 * m], int64_t(sums[3 + 2 * m])});
-    return all;
+    return BatchResult::fromSums(sums);
   }
 
   RunOptions runOptions() const {

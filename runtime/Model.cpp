@@ -18,6 +18,25 @@ void BatchResult::add(const BatchResult &other) {
   }
 }
 
+std::vector<double> BatchResult::sums(size_t metricCount) const {
+  std::vector<double> out = {loss * examples, double(examples)};
+  for (size_t m = 0; m < metricCount; ++m) {
+    bool emitted = m < metrics.size();
+    out.push_back(emitted ? metrics[m].first : 0);
+    out.push_back(emitted ? double(metrics[m].second) : 0);
+  }
+  return out;
+}
+
+BatchResult BatchResult::fromSums(std::span<const double> sums) {
+  BatchResult result;
+  result.examples = int(sums[1]);
+  result.loss = result.examples > 0 ? sums[0] / sums[1] : 0;
+  for (size_t at = 2; at + 1 < sums.size(); at += 2)
+    result.metrics.push_back({sums[at], int64_t(sums[at + 1])});
+  return result;
+}
+
 nlohmann::json BatchResult::toJson(const std::vector<std::string> &metricNames) const {
   nlohmann::json out = nlohmann::json::object();
   out["examples"] = examples;

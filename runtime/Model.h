@@ -42,6 +42,11 @@ struct BatchResult {
 
   /// Accumulates another batch's result (the loss weighted by its examples).
   void add(const BatchResult &other);
+  /// The result as numbers that add up across processes: loss x examples,
+  /// examples, then each of `metricCount` metrics' sum and emissions.
+  std::vector<double> sums(size_t metricCount) const;
+  /// The result whose sums() are `sums`.
+  static BatchResult fromSums(std::span<const double> sums);
   /// Metric m's mean over its emissions (0 when it was never emitted).
   double metricMean(size_t m) const;
   /// {"examples": n, "loss": l, "METRIC": mean, ...}.

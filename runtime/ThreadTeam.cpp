@@ -37,7 +37,7 @@ public:
     if (rank_ != 0)
       std::copy(root.begin(), root.end(), values.begin());
   }
-  void barrier() override { team_.exchange(rank_, nullptr, 0, [](int) {}); }
+  void barrier() override { team_.arriveAndWait(); }
   /// Ends the team's collectives (the others throw out of theirs) and
   /// throws the error that run() rethrows.
   [[noreturn]] void abort(int status) override {
