@@ -7,6 +7,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -39,7 +40,7 @@ template <class Step> double secondsPerStep(ParamStore &params, int steps, Step 
     auto begin = std::chrono::steady_clock::now();
     for (int s = 0; s < steps; ++s) {
       for (int id = 0; id < params.count(); ++id)
-        params.at(id).grad.assign(params.at(id).grad.size(), 1e-3f);
+        std::ranges::fill(params.at(id).grad, 1e-3f);
       if (stepping)
         step();
     }

@@ -63,8 +63,7 @@ struct Trees {
 
 /// One minibatch step of a replica: training (gradients summed over the
 /// team, then its own optimizer step) or inference of its share.
-void step(treenn::Model &model, std::span<const treenn::Tree *const> mine, float share,
-          bool training, const RunOptions &options, Adam &adam, GradientExchange &exchange,
+void step(treenn::Model &model, std::span<const treenn::Tree *const> mine, bool training, const RunOptions &options, Adam &adam, GradientExchange &exchange,
           Communicator &team, Phases &p) {
   if (!training) {
     if (!mine.empty())
@@ -83,7 +82,7 @@ void step(treenn::Model &model, std::span<const treenn::Tree *const> mine, float
     model.params().zeroGrads();
   else
     model.gradients(mine, options, true);
-  GradientExchange::Timed sum = exchange.waitAndSum(model.params(), share, team);
+  GradientExchange::Timed sum = exchange.waitAndSum(model.params(), team);
   p.sync += sum.waitSeconds + sum.sumSeconds;
   auto optimizerStart = Clock::now();
   adam.step(model.params());
@@ -116,7 +115,8 @@ Phases run(ThreadTeam &team, std::vector<treenn::Model> &models, const Trees &tr
         mine.push_back(trees.all[first + place]);
       comm.barrier(); // the replicas start each step together
       auto start = Clock::now();
-      step(model, mine, float(mine.size()) / float(n), training, options, adam, exchange, comm, p);
+      options.globalBatch = int(n); // each replica's gradients: its part of the minibatch's mean
+      step(model, mine, training, options, adam, exchange, comm, p);
       double seconds = secondsSince(start);
       if (first == 0) {
         p = Phases{};

@@ -13,16 +13,13 @@ namespace foldc::rt {
 
 namespace {
 
-/// Calls `visit(values)` on each span of gradient that a step updates, in
-/// parameter order: a dense parameter's whole gradient, an embedding's
-/// touched rows one by one.
-template <class Visit> void forEachUpdatedGradient(ParamStore &params, Visit &&visit) {
+/// Calls `visit(values, count)` on the gradient of each row of a sparse
+/// parameter that this step updates, in parameter order.
+template <class Visit> void forEachTouchedRowGradient(ParamStore &params, Visit &&visit) {
   for (int id = 0; id < params.count(); ++id) {
     Param &p = params.at(id);
-    if (!p.sparseRows) {
-      visit(p.grad.data(), p.grad.size());
+    if (!p.sparseRows)
       continue;
-    }
     size_t width = size_t(p.rowWidth());
     for (int32_t r : p.touchedRows)
       visit(p.grad.data() + size_t(r) * width, width);
@@ -59,34 +56,32 @@ void GradientExchange::touchUnionOfRows(ParamStore &params, Communicator &comm) 
   }
 }
 
-size_t GradientExchange::sum(ParamStore &params, float share, Communicator &comm) {
+size_t GradientExchange::sum(ParamStore &params, Communicator &comm) {
+  std::span<float> dense = params.denseGradients();
+  comm.sum(dense);
   touchUnionOfRows(params, comm);
-  size_t total = 0;
-  forEachUpdatedGradient(params, [&](const float *, size_t n) { total += n; });
-  buffer_.resize(total);
-  float *out = buffer_.data();
-  forEachUpdatedGradient(params, [&](const float *g, size_t n) {
-    for (size_t k = 0; k < n; ++k)
-      out[k] = share * g[k];
-    out += n;
+  touchedRowGradients_.clear();
+  forEachTouchedRowGradient(params, [&](const float *g, size_t n) {
+    touchedRowGradients_.insert(touchedRowGradients_.end(), g, g + n);
   });
-  comm.sum(buffer_);
-  const float *in = buffer_.data();
-  forEachUpdatedGradient(params, [&](float *g, size_t n) {
+  if (touchedRowGradients_.empty())
+    return dense.size();
+  comm.sum(touchedRowGradients_);
+  const float *in = touchedRowGradients_.data();
+  forEachTouchedRowGradient(params, [&](float *g, size_t n) {
     std::memcpy(g, in, n * sizeof(float));
     in += n;
   });
-  return total;
+  return dense.size() + touchedRowGradients_.size();
 }
 
-GradientExchange::Timed GradientExchange::waitAndSum(ParamStore &params, float share,
-                                                    Communicator &comm) {
+GradientExchange::Timed GradientExchange::waitAndSum(ParamStore &params, Communicator &comm) {
   auto waitStart = std::chrono::steady_clock::now();
   comm.barrier();
   auto sumStart = std::chrono::steady_clock::now();
   Timed timed;
   timed.waitSeconds = std::chrono::duration<double>(sumStart - waitStart).count();
-  timed.floats = sum(params, share, comm);
+  timed.floats = sum(params, comm);
   timed.sumSeconds = secondsSince(sumStart);
   return timed;
 }

@@ -13,17 +13,19 @@
 
 namespace foldc::rt {
 
-/// Sums the ranks' gradients into every rank's ParamStore in one fused
-/// all-reduce per step. An embedding's gradient lives in the rows its rank
+/// Sums the ranks' gradients into every rank's ParamStore. The dense
+/// gradients are one block (ParamStore::denseGradients), summed in place by
+/// one all-reduce; an embedding's gradient lives in the rows its rank
 /// touched: the ranks first exchange those row numbers, and each sums (and
-/// then updates) the union of them, in the same order on every rank.
+/// then updates) the union of them, in the same order on every rank, packed
+/// into a second all-reduce.
 class GradientExchange {
 public:
-  /// Before: `params` hold this rank's gradients, the mean over its share of
-  /// the batch, which is `share` (its examples / the batch's) of the whole.
-  /// After: every rank holds the gradients of the mean over the whole batch.
-  /// Gives the number of floats sent (each rank's contribution).
-  size_t sum(ParamStore &params, float share, Communicator &comm);
+  /// Before: `params` hold this rank's part of the gradients of the whole
+  /// batch's mean (RunOptions::globalBatch). After: every rank holds the
+  /// gradients of that mean. Gives the number of floats sent (each rank's
+  /// contribution).
+  size_t sum(ParamStore &params, Communicator &comm);
 
   /// What waitAndSum() spent: waiting for the slowest rank's share, then
   /// summing; and the floats sent.
@@ -32,14 +34,14 @@ public:
     size_t floats = 0;
   };
   /// Waits until every rank has its gradients, then sum(), timing both.
-  Timed waitAndSum(ParamStore &params, float share, Communicator &comm);
+  Timed waitAndSum(ParamStore &params, Communicator &comm);
 
 private:
   /// Marks, on every parameter with sparse rows, the rows that any rank touched.
   void touchUnionOfRows(ParamStore &params, Communicator &comm);
 
   std::vector<int32_t> rows_;
-  std::vector<float> buffer_;
+  std::vector<float> touchedRowGradients_;
 };
 
 /// This rank's places in a global batch whose examples have `sizes` (any

@@ -538,12 +538,12 @@ private:
       return located(data, batch, [&] { return model_.trainStep(data.set, batch, optimizer, run); });
     Share mine = shareOf(data, batch);
     run.exampleIds = mine.positions; // the dropout masks of a one-process run
+    run.globalBatch = int(batch.size());
     BatchResult result;
     if (!mine.examples.empty())
       result = located(data, mine.examples,
                        [&] { return model_.trainGradients(data.set, mine.examples, run); });
-    float share = float(mine.examples.size()) / float(batch.size());
-    GradientExchange::Timed sum = exchange_.waitAndSum(model_.params(), share, processes_);
+    GradientExchange::Timed sum = exchange_.waitAndSum(model_.params(), processes_);
     exchanged.wait += sum.waitSeconds;
     exchanged.communication += sum.sumSeconds;
     exchanged.bytes += double(sum.floats) * sizeof(float);

@@ -193,11 +193,11 @@ void Executor::sumLossesAndMetrics() {
   }
 }
 
-void Executor::backward() {
+void Executor::backward(int examples) {
   auto start = Clock::now();
   params_.deferWeightGradients();
   grads_.assign(values_.size(), 0.0f);
-  float seed = 1.0f / float(std::max(1, graph_->exampleCount()));
+  float seed = 1.0f / float(std::max(1, examples > 0 ? examples : graph_->exampleCount()));
   for (ValueRef loss : graph_->losses())
     grads_[offsetOf(loss)] += seed;
   std::vector<const float *> args, outGrads;

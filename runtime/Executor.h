@@ -43,9 +43,10 @@ public:
   /// objective or metrics are computed (infer: outputs without losses).
   void forward(const BatchGraph &graph, const ExecOptions &options,
                std::optional<std::span<const ValueRef>> onlyFor = std::nullopt);
-  /// After a forward without `onlyFor`: back-propagates the objective: the sum of every loss divided by the
-  /// number of examples. Accumulates parameter gradients in the ParamStore.
-  void backward();
+  /// After a forward without `onlyFor`: back-propagates the objective: the
+  /// sum of every loss divided by `examples` (0: the graph's own number of
+  /// examples). Accumulates parameter gradients in the ParamStore.
+  void backward(int examples = 0);
 
   /// The value `ref` after forward: its signature width of floats.
   std::span<const float> value(ValueRef ref) const;

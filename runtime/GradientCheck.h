@@ -39,7 +39,7 @@ template <typename Objective> double centralDifference(float &x, double h, Objec
 inline std::vector<std::vector<float>> gradientsOf(const ParamStore &params) {
   std::vector<std::vector<float>> out;
   for (int i = 0; i < params.count(); ++i)
-    out.push_back(params.at(i).grad);
+    out.emplace_back(params.at(i).grad.begin(), params.at(i).grad.end());
   return out;
 }
 

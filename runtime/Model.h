@@ -31,6 +31,11 @@ struct RunOptions {
   /// `exampleIds[j]` (or j when empty): its place in a global batch of which
   /// this process runs a share (data-parallel training).
   std::span<const uint32_t> exampleIds;
+  /// The objective whose gradients backward computes is the sum of the
+  /// losses divided by this many examples (0: this batch's own): a
+  /// data-parallel share's gradients are then its part of the global batch's
+  /// mean, and the ranks' gradients add up to it.
+  int globalBatch = 0;
 };
 
 /// The objective and metrics of some examples.
@@ -119,7 +124,7 @@ public:
   BatchResult train_step(Batch batch, Optimizer &optimizer,
                          const RunOptions &options = {}) {
     BatchResult result = forward(batch, options, true);
-    executor_.backward();
+    executor_.backward(options.globalBatch);
     auto start = std::chrono::steady_clock::now();
     optimizer.step(params_);
     times_.optimizer = secondsSince(start);
@@ -137,7 +142,7 @@ public:
                         bool training = false) {
     params_.zeroGrads();
     BatchResult result = forward(batch, options, training);
-    executor_.backward();
+    executor_.backward(options.globalBatch);
     return result;
   }
 

@@ -4,6 +4,7 @@
 #include "runtime/Gemm.h"
 #include "runtime/Random.h"
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <random>
@@ -23,12 +24,32 @@ int ParamStore::add(std::string name, std::vector<int64_t> shape, InitSpec init,
   for (int64_t d : p.shape)
     n *= d;
   p.value.assign(size_t(n), 0.0f);
-  p.grad.assign(size_t(n), 0.0f);
   p.sparseRows = sparseRows;
   if (sparseRows)
     p.rowTouched.assign(size_t(p.rows()), 0);
   params_.push_back(std::move(p));
+  layOutGradients();
   return int(params_.size() - 1);
+}
+
+void ParamStore::layOutGradients() {
+  size_t total = 0;
+  denseGradientCount_ = 0;
+  for (const Param &p : params_) {
+    total += p.value.size();
+    if (!p.sparseRows)
+      denseGradientCount_ += p.value.size();
+  }
+  std::vector<float> gradients(total, 0.0f);
+  size_t dense = 0, sparse = denseGradientCount_;
+  for (Param &p : params_) {
+    size_t &at = p.sparseRows ? sparse : dense;
+    std::span<float> grad(gradients.data() + at, p.value.size());
+    std::copy(p.grad.begin(), p.grad.end(), grad.begin()); // empty for the new one
+    p.grad = grad;
+    at += p.value.size();
+  }
+  gradients_ = std::move(gradients); // moving keeps the block where the spans point
 }
 
 int ParamStore::find(const std::string &name) const {

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -21,7 +22,10 @@ struct Param {
   std::string name;
   std::vector<int64_t> shape;
   InitSpec init;
-  std::vector<float> value, grad;
+  std::vector<float> value;
+  /// This parameter's part of its ParamStore's gradients() (dense ones come
+  /// first there, so that data-parallel ranks sum them in place).
+  std::span<float> grad;
   /// Embedding tables: gradients (and optimizer updates) touch only the rows
   /// that were used, listed in `touchedRows`.
   bool sparseRows = false;
@@ -82,6 +86,13 @@ std::string shapeText(const std::vector<int64_t> &shape);
 /// Owns every parameter of a model, addressed by a dense id.
 class ParamStore {
 public:
+  ParamStore() = default;
+  /// Parameters' `grad` point into the store's own gradient block.
+  ParamStore(const ParamStore &) = delete;
+  ParamStore &operator=(const ParamStore &) = delete;
+  ParamStore(ParamStore &&) = default; // the block moves with its spans
+  ParamStore &operator=(ParamStore &&) = default;
+
   /// Declares a parameter; returns its id. Names must be unique.
   int add(std::string name, std::vector<int64_t> shape, InitSpec init, bool sparseRows = false);
   Param &at(int id) { return params_[size_t(id)]; }
@@ -89,6 +100,11 @@ public:
   /// The id of the parameter called `name`, or -1.
   int find(const std::string &name) const;
   int count() const { return int(params_.size()); }
+  /// The gradients of every parameter without sparse rows, one contiguous
+  /// block in declaration order: what data-parallel ranks sum every step.
+  std::span<float> denseGradients() {
+    return std::span<float>(gradients_).first(denseGradientCount_);
+  }
 
   /// Fills every parameter from its initialiser. Each parameter draws from
   /// its own generator seeded by (seed, name), so adding a parameter does not
@@ -103,7 +119,13 @@ public:
   void flushDeferredGradients();
 
 private:
+  /// Lays out every parameter's gradient in `gradients_`: the dense ones,
+  /// then those with sparse rows; keeps what they held.
+  void layOutGradients();
+
   std::vector<Param> params_;
+  std::vector<float> gradients_;
+  size_t denseGradientCount_ = 0;
 };
 
 } // namespace foldc::rt

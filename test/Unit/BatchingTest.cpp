@@ -78,7 +78,7 @@ RunResult run(ParamStore &params, Unfold unfold, int examples, bool batching) {
     r.roots.emplace_back(v.begin(), v.end());
   }
   for (int id = 0; id < params.count(); ++id)
-    r.grads.push_back(params.at(id).grad);
+    r.grads.emplace_back(params.at(id).grad.begin(), params.at(id).grad.end());
   return r;
 }
 
@@ -339,7 +339,7 @@ TEST(WholeModelGradient, TreeLstmMatchesFiniteDifferences) {
   exec.backward();
   for (int id = 0; id < params.count(); ++id) {
     Param &p = params.at(id);
-    std::vector<float> analytic = p.grad;
+    std::vector<float> analytic(p.grad.begin(), p.grad.end());
     for (size_t k = 0; k < p.value.size(); ++k) {
       double numeric = foldc::rt::centralDifference(p.value[k], 1e-2, [&] {
         exec.forward(graph, ExecOptions{});

@@ -116,7 +116,7 @@ struct KernelHarness {
                    "arg " + std::to_string(i) + " element " + std::to_string(k));
     for (int id = 0; id < params.count(); ++id) {
       Param &p = params.at(id);
-      std::vector<float> analytic = p.grad;
+      std::vector<float> analytic(p.grad.begin(), p.grad.end());
       for (size_t k = 0; k < p.value.size(); ++k)
         expectNear(analytic[k], numeric(p.value[k]), p.name + "[" + std::to_string(k) + "]");
     }

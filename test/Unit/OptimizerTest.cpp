@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 namespace foldc::rt {
@@ -51,7 +52,7 @@ TEST(Optimizer, GlobalNormClipping) {
   ParamStore p;
   p.add("a", {2}, {InitKind::Zeros});
   p.initialize(0);
-  p.at(0).grad = {3.0f, 4.0f}; // norm 5
+  std::ranges::copy(std::vector<float>{3.0f, 4.0f}, p.at(0).grad.begin()); // norm 5
   Sgd(1.0, /*clipNorm=*/1.0).step(p);
   EXPECT_FLOAT_EQ(p.at(0).value[0], -0.6f);
   EXPECT_FLOAT_EQ(p.at(0).value[1], -0.8f);
@@ -90,7 +91,7 @@ TEST(Optimizer, WeightDecayFollowsClippingAndSparseRows) {
   p.add("E", {2, 2}, {InitKind::Ones}, /*sparseRows=*/true);
   p.initialize(0);
   p.at(0).touchRow(1);
-  p.at(0).grad = {0.0f, 0.0f, 30.0f, 40.0f}; // norm 50, clipped to 5
+  std::ranges::copy(std::vector<float>{0.0f, 0.0f, 30.0f, 40.0f}, p.at(0).grad.begin()); // norm 50, clipped to 5
   Sgd(1.0, /*clipNorm=*/5.0, /*weightDecay=*/0.5).step(p);
   EXPECT_FLOAT_EQ(p.at(0).value[0], 1.0f) << "an untouched row is not decayed";
   EXPECT_FLOAT_EQ(p.at(0).value[2], 1.0f - (3.0f + 0.5f));

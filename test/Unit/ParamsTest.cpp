@@ -47,6 +47,23 @@ TEST(Params, InitialiserRanges) {
   EXPECT_NEAR(std::sqrt(sumSquares / 10000), 0.1, 0.005);
 }
 
+TEST(Params, DenseGradientsAreOneBlockInDeclarationOrder) {
+  ParamStore p;
+  p.add("W", {2, 3}, {});
+  p.add("E", {10, 4}, {}, /*sparseRows=*/true);
+  p.at(0).grad[5] = 7.0f; // kept when the store lays its gradients out again
+  p.add("b", {3}, {});
+  std::span<float> dense = p.denseGradients();
+  ASSERT_EQ(dense.size(), 6u + 3u) << "the embedding's rows are not in the block";
+  EXPECT_EQ(p.at(0).grad.data(), dense.data());
+  EXPECT_EQ(p.at(2).grad.data(), dense.data() + 6);
+  EXPECT_EQ(dense[5], 7.0f);
+  EXPECT_EQ(p.at(1).grad.size(), 40u);
+  ParamStore moved = std::move(p);
+  EXPECT_EQ(moved.at(0).grad.data(), moved.denseGradients().data())
+      << "moving the store keeps its parameters' gradients in its block";
+}
+
 TEST(Params, DuplicateNamesAreRejected) {
   ParamStore p;
   p.add("W", {2}, {});

@@ -63,7 +63,7 @@ void checkOp(const OpCase &op, uint64_t seed = 1, int rows = 3) {
     return;
   for (int id = 0; id < op.params->count(); ++id) {
     Param &p = op.params->at(id);
-    std::vector<float> analytic = p.grad;
+    std::vector<float> analytic(p.grad.begin(), p.grad.end());
     for (size_t k = 0; k < p.value.size(); ++k)
       EXPECT_NEAR(analytic[k], numeric(p.value[k]), 2e-2 * std::max(1.0, std::abs(double(analytic[k]))))
           << p.name << "[" << k << "]";
