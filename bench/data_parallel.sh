@@ -5,20 +5,27 @@
 # minibatches 64 and 256 (Adam, lr 1e-3, one GEMM thread per replica).
 # Prints trees/s, the speedup over one rank, and the shares of a step spent
 # waiting for the slower replica and summing gradients (MPI_Allreduce, or
-# shared memory), with the bytes each replica contributes per step. The last row of each batch size
-# is the machine's own ceiling: two independent one-process runs at once
-# (no communication at all, not bound to a core: mpirun would bind both to
-# the first), their trees/s added up. Run after
-# scripts/build.sh (the SST conversion of scripts/run.sh is done here if missing).
-# usage: bench/data_parallel.sh [BATCHES]   (default "64 256")
+# shared memory), with the bytes each replica contributes per step. The last
+# row of each batch size is the machine's own ceiling: two independent
+# one-process runs at once (no communication at all, not bound to a core:
+# mpirun would bind both to the first), their trees/s added up.
+#
+# Single runs on a shared VM vary by 10% or more, so each row is the median
+# of ROUNDS runs, and the rounds interleave the configurations (one run of
+# each, then again) so that a slow spell of the machine hits all of them.
+# Run after scripts/build.sh (the SST conversion of scripts/run.sh is done
+# here if missing).
+# usage: bench/data_parallel.sh [BATCHES [ROUNDS]]   (default "64 256" 3)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 batches=${1:-64 256}
+rounds=${2:-3}
 [ -f build/sst/train.jsonl ] ||
   build/examples/sentiment/sst_to_jsonl examples/sentiment/data/sst/{train,dev,test}.txt -o build/sst
 epoch=(train --data build/sst/train.jsonl --epochs 1 --optimizer adam --lr 1e-3)
 log=$(mktemp)
-trap 'rm -f "$log"' EXIT
+results=$(mktemp)
+trap 'rm -f "$log" "$results"' EXIT
 train() { # RANKS BATCH [MPIRUN OPTIONS]: one epoch's JSON line
   mpirun --allow-run-as-root --oversubscribe "${@:3}" -np "$1" build/bench/treenn_driver \
     "${epoch[@]}" --batch-size "$2" 2>>"$log"
@@ -26,30 +33,44 @@ train() { # RANKS BATCH [MPIRUN OPTIONS]: one epoch's JSON line
 threads() { # THREADS BATCH: one epoch's JSON line
   build/bench/treenn_driver "${epoch[@]}" --batch-size "$2" --threads "$1" 2>>"$log"
 }
-# trees/s, wait share, communication share, bytes per step of the RUNS JSON lines on stdin
-# (their rates summed)
-fields='
+# One result line "LABEL BATCH trees/s wait-share communication-share bytes"
+# from the JSON lines of RUNS runs on stdin (their rates summed).
+record='
 import json, sys
+label, batch, runs, log = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
 lines = [json.loads(l) for l in sys.stdin if l.strip()]
-if len(lines) != int(sys.argv[1]):
+if len(lines) != runs:
     sys.exit("data_parallel: %d runs gave %d results; their messages:\n%s"
-             % (int(sys.argv[1]), len(lines), open(sys.argv[2]).read()[-2000:]))
-e = lines[0]
-t = e["train_seconds"]
-print(sum(x["train_examples_per_second"] for x in lines), e.get("wait_seconds", 0) / t,
-      e.get("communication_seconds", 0) / t, e.get("communicated_bytes_per_step", 0))'
-row() { # LABEL BATCH RATE BASE WAIT COMM BYTES
-  python3 -c "print('%-14s %6d %9.0f %7.2fx %6.1f%% %13.1f%% %16.0f' % ('$1', $2, $3, $3 / $4, 100 * $5, 100 * $6, $7))"
-}
-printf '%-14s %6s %9s %8s %7s %14s %16s\n' replicas batch trees/s speedup "wait" communication "bytes/step/rank"
+             % (runs, len(lines), open(log).read()[-2000:]))
+e, t = lines[0], lines[0]["train_seconds"]
+print(label, batch, sum(x["train_examples_per_second"] for x in lines),
+      e.get("wait_seconds", 0) / t, e.get("communication_seconds", 0) / t,
+      e.get("communicated_bytes_per_step", 0))'
+# The table: per label and batch, the medians over the rounds.
+report='
+import statistics, sys
+rows = {}
+for line in open(sys.argv[1]):
+    label, batch, *numbers = line.split()
+    rows.setdefault((int(batch), label.replace("_", " ")), []).append([float(x) for x in numbers])
+print("%-14s %6s %9s %8s %7s %14s %16s   %s" % ("replicas", "batch", "trees/s", "speedup",
+      "wait", "communication", "bytes/step/rank", "speedups of the rounds"))
+for (batch, label), runs in rows.items():
+    base = rows[(batch, "1 rank")]
+    median = [statistics.median(column) for column in zip(*runs)]
+    each = " ".join("%.2f" % (r[0] / b[0]) for r, b in zip(runs, base))
+    print("%-14s %6d %9.0f %7.2fx %6.1f%% %13.1f%% %16.0f   %s" % (label, batch, median[0],
+          median[0] / statistics.median(b[0] for b in base), 100 * median[1], 100 * median[2],
+          median[3], each))'
 for batch in $batches; do
-  echo "data_parallel: batch $batch: 1 rank, 2 ranks, 2 threads, 2 independent processes" >&2
-  read -r base _ _ _ < <(train 1 "$batch" | python3 -c "$fields" 1 "$log")
-  row "1 rank" "$batch" "$base" "$base" 0 0 0
-  read -r rate wait comm bytes < <(train 2 "$batch" | python3 -c "$fields" 1 "$log")
-  row "2 ranks" "$batch" "$rate" "$base" "$wait" "$comm" "$bytes"
-  read -r rate wait comm bytes < <(threads 2 "$batch" | python3 -c "$fields" 1 "$log")
-  row "2 threads" "$batch" "$rate" "$base" "$wait" "$comm" "$bytes"
-  read -r rate _ _ _ < <( (train 1 "$batch" --bind-to none & train 1 "$batch" --bind-to none & wait) | python3 -c "$fields" 2 "$log")
-  row "2 independent" "$batch" "$rate" "$base" 0 0 0
+  for round in $(seq "$rounds"); do
+    echo "data_parallel: batch $batch, round $round of $rounds:" \
+      "1 rank, 2 ranks, 2 threads, 2 independent processes" >&2
+    train 1 "$batch" | python3 -c "$record" 1_rank "$batch" 1 "$log" >>"$results"
+    train 2 "$batch" | python3 -c "$record" 2_ranks "$batch" 1 "$log" >>"$results"
+    threads 2 "$batch" | python3 -c "$record" 2_threads "$batch" 1 "$log" >>"$results"
+    (train 1 "$batch" --bind-to none & train 1 "$batch" --bind-to none & wait) |
+      python3 -c "$record" 2_independent "$batch" 2 "$log" >>"$results"
+  done
 done
+python3 -c "$report" "$results"
