@@ -46,7 +46,8 @@ e, t = lines[0], lines[0]["train_seconds"]
 print(label, batch, sum(x["train_examples_per_second"] for x in lines),
       e.get("wait_seconds", 0) / t, e.get("communication_seconds", 0) / t,
       e.get("communicated_bytes_per_step", 0))'
-# The table: per label and batch, the medians over the rounds.
+# The table: per label and batch, the medians over the rounds; the speedup is
+# the median of the rounds' speedups, each over the one rank of its round.
 report='
 import statistics, sys
 rows = {}
@@ -58,10 +59,10 @@ print("%-14s %6s %9s %8s %7s %14s %16s   %s" % ("replicas", "batch", "trees/s", 
 for (batch, label), runs in rows.items():
     base = rows[(batch, "1 rank")]
     median = [statistics.median(column) for column in zip(*runs)]
-    each = " ".join("%.2f" % (r[0] / b[0]) for r, b in zip(runs, base))
+    speedups = [r[0] / b[0] for r, b in zip(runs, base)] # each against its own round
     print("%-14s %6d %9.0f %7.2fx %6.1f%% %13.1f%% %16.0f   %s" % (label, batch, median[0],
-          median[0] / statistics.median(b[0] for b in base), 100 * median[1], 100 * median[2],
-          median[3], each))'
+          statistics.median(speedups), 100 * median[1], 100 * median[2], median[3],
+          " ".join("%.2f" % x for x in speedups)))'
 for batch in $batches; do
   for round in $(seq "$rounds"); do
     echo "data_parallel: batch $batch, round $round of $rounds:" \
