@@ -32,22 +32,33 @@ int ParamStore::add(std::string name, std::vector<int64_t> shape, InitSpec init,
   return int(params_.size() - 1);
 }
 
+namespace {
+
+/// Floats in a cache line: every gradient starts on one, so that how Eigen
+/// splits a loop into aligned packets (and so the rounding of its sums) does
+/// not depend on where the allocator put the block.
+constexpr size_t kLineFloats = 64 / sizeof(float);
+
+size_t wholeLines(size_t floats) { return (floats + kLineFloats - 1) / kLineFloats * kLineFloats; }
+
+} // namespace
+
 void ParamStore::layOutGradients() {
   size_t total = 0;
   denseGradientCount_ = 0;
   for (const Param &p : params_) {
-    total += p.value.size();
+    total += wholeLines(p.value.size());
     if (!p.sparseRows)
-      denseGradientCount_ += p.value.size();
+      denseGradientCount_ += wholeLines(p.value.size());
   }
-  std::vector<float> gradients(total, 0.0f);
+  GradientBlock gradients(total, 0.0f);
   size_t dense = 0, sparse = denseGradientCount_;
   for (Param &p : params_) {
     size_t &at = p.sparseRows ? sparse : dense;
     std::span<float> grad(gradients.data() + at, p.value.size());
     std::copy(p.grad.begin(), p.grad.end(), grad.begin()); // empty for the new one
     p.grad = grad;
-    at += p.value.size();
+    at += wholeLines(p.value.size());
   }
   gradients_ = std::move(gradients); // moving keeps the block where the spans point
 }

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <new>
 #include <span>
 #include <string>
 #include <vector>
@@ -101,7 +102,8 @@ public:
   int find(const std::string &name) const;
   int count() const { return int(params_.size()); }
   /// The gradients of every parameter without sparse rows, one contiguous
-  /// block in declaration order: what data-parallel ranks sum every step.
+  /// block in declaration order (each starting on a cache line; the gaps
+  /// stay zero): what data-parallel ranks sum every step.
   std::span<float> denseGradients() {
     return std::span<float>(gradients_).first(denseGradientCount_);
   }
@@ -123,8 +125,21 @@ private:
   /// then those with sparse rows; keeps what they held.
   void layOutGradients();
 
+  /// Allocates on cache-line boundaries (C++17 aligned new).
+  template <class T> struct CacheLineAllocator {
+    using value_type = T;
+    CacheLineAllocator() = default;
+    template <class U> CacheLineAllocator(const CacheLineAllocator<U> &) {}
+    T *allocate(size_t n) {
+      return static_cast<T *>(::operator new(n * sizeof(T), std::align_val_t(64)));
+    }
+    void deallocate(T *p, size_t) { ::operator delete(p, std::align_val_t(64)); }
+    bool operator==(const CacheLineAllocator &) const = default;
+  };
+  using GradientBlock = std::vector<float, CacheLineAllocator<float>>;
+
   std::vector<Param> params_;
-  std::vector<float> gradients_;
+  GradientBlock gradients_; ///< each gradient on a cache line; the dense ones first
   size_t denseGradientCount_ = 0;
 };
 

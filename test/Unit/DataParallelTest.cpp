@@ -45,7 +45,7 @@ TEST(GradientExchange, SumsDenseGradients) {
   onTwoRanks([&](int rank, Communicator &comm) {
     GradientExchange exchange;
     size_t floats = exchange.sum(stores[rank], comm);
-    EXPECT_EQ(floats, 4u) << "no embedding row was touched";
+    EXPECT_EQ(floats, 16u) << "W's 4 floats on a whole 64-byte line; no embedding row touched";
   });
   for (const ParamStore &p : stores)
     EXPECT_EQ(gradientOf(p.at(0)), (std::vector<float>{11, 22, 33, 44}));
@@ -59,7 +59,7 @@ TEST(GradientExchange, EmbeddingRowsAreTheUnionInRankOrder) {
   touch(stores[1], 2, 4.0f);
   onTwoRanks([&](int rank, Communicator &comm) {
     GradientExchange exchange;
-    EXPECT_EQ(exchange.sum(stores[rank], comm), 4u + 3u * 2u);
+    EXPECT_EQ(exchange.sum(stores[rank], comm), 16u + 3u * 2u);
   });
   for (const ParamStore &p : stores) {
     // The same rows in the same order on both ranks: the optimizer updates alike.

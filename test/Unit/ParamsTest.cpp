@@ -54,11 +54,13 @@ TEST(Params, DenseGradientsAreOneBlockInDeclarationOrder) {
   p.at(0).grad[5] = 7.0f; // kept when the store lays its gradients out again
   p.add("b", {3}, {});
   std::span<float> dense = p.denseGradients();
-  ASSERT_EQ(dense.size(), 6u + 3u) << "the embedding's rows are not in the block";
+  ASSERT_EQ(dense.size(), 16u + 16u) << "W and b, each on whole 64-byte lines; not E's rows";
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(dense.data()) % 64, 0u);
   EXPECT_EQ(p.at(0).grad.data(), dense.data());
-  EXPECT_EQ(p.at(2).grad.data(), dense.data() + 6);
+  EXPECT_EQ(p.at(2).grad.data(), dense.data() + 16);
   EXPECT_EQ(dense[5], 7.0f);
   EXPECT_EQ(p.at(1).grad.size(), 40u);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(p.at(1).grad.data()) % 64, 0u);
   ParamStore moved = std::move(p);
   EXPECT_EQ(moved.at(0).grad.data(), moved.denseGradients().data())
       << "moving the store keeps its parameters' gradients in its block";
