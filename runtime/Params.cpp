@@ -27,8 +27,8 @@ int ParamStore::add(std::string name, std::vector<int64_t> shape, InitSpec init,
   p.sparseRows = sparseRows;
   if (sparseRows)
     p.rowTouched.assign(size_t(p.rows()), 0);
+  addGradient(p);
   params_.push_back(std::move(p));
-  layOutGradients();
   return int(params_.size() - 1);
 }
 
@@ -43,24 +43,27 @@ size_t wholeLines(size_t floats) { return (floats + kLineFloats - 1) / kLineFloa
 
 } // namespace
 
-void ParamStore::layOutGradients() {
-  size_t total = 0;
-  denseGradientCount_ = 0;
-  for (const Param &p : params_) {
-    total += wholeLines(p.value.size());
-    if (!p.sparseRows)
-      denseGradientCount_ += wholeLines(p.value.size());
+void ParamStore::addGradient(Param &p) {
+  size_t n = p.value.size();
+  if (p.sparseRows) {
+    sparseGradients_.emplace_back(n, 0.0f); // the others' blocks do not move
+    p.grad = std::span<float>(sparseGradients_.back().data(), n);
+    return;
   }
-  GradientBlock gradients(total, 0.0f);
-  size_t dense = 0, sparse = denseGradientCount_;
-  for (Param &p : params_) {
-    size_t &at = p.sparseRows ? sparse : dense;
-    std::span<float> grad(gradients.data() + at, p.value.size());
-    std::copy(p.grad.begin(), p.grad.end(), grad.begin()); // empty for the new one
-    p.grad = grad;
-    at += wholeLines(p.value.size());
+  size_t at = denseGradients_.size(), end = at + wholeLines(n);
+  if (end > denseGradients_.capacity()) {
+    // The block moves: the dense gradients declared so far follow it, at
+    // their offsets. Doubling keeps declaring N parameters linear.
+    std::vector<size_t> offsets;
+    for (const Param &q : params_)
+      offsets.push_back(q.sparseRows ? 0 : size_t(q.grad.data() - denseGradients_.data()));
+    denseGradients_.reserve(std::max(end, 2 * denseGradients_.capacity()));
+    for (size_t i = 0; i < params_.size(); ++i)
+      if (!params_[i].sparseRows)
+        params_[i].grad = std::span<float>(denseGradients_.data() + offsets[i], params_[i].grad.size());
   }
-  gradients_ = std::move(gradients); // moving keeps the block where the spans point
+  denseGradients_.resize(end, 0.0f);
+  p.grad = std::span<float>(denseGradients_.data() + at, n);
 }
 
 int ParamStore::find(const std::string &name) const {

@@ -24,8 +24,9 @@ struct Param {
   std::vector<int64_t> shape;
   InitSpec init;
   std::vector<float> value;
-  /// This parameter's part of its ParamStore's gradients() (dense ones come
-  /// first there, so that data-parallel ranks sum them in place).
+  /// Owned by the ParamStore: a dense parameter's lies in its one block of
+  /// dense gradients (ParamStore::denseGradients), which data-parallel ranks
+  /// sum in place.
   std::span<float> grad;
   /// Embedding tables: gradients (and optimizer updates) touch only the rows
   /// that were used, listed in `touchedRows`.
@@ -104,9 +105,7 @@ public:
   /// The gradients of every parameter without sparse rows, one contiguous
   /// block in declaration order (each starting on a cache line; the gaps
   /// stay zero): what data-parallel ranks sum every step.
-  std::span<float> denseGradients() {
-    return std::span<float>(gradients_).first(denseGradientCount_);
-  }
+  std::span<float> denseGradients() { return denseGradients_; }
 
   /// Fills every parameter from its initialiser. Each parameter draws from
   /// its own generator seeded by (seed, name), so adding a parameter does not
@@ -121,9 +120,9 @@ public:
   void flushDeferredGradients();
 
 private:
-  /// Lays out every parameter's gradient in `gradients_`: the dense ones,
-  /// then those with sparse rows; keeps what they held.
-  void layOutGradients();
+  /// Gives `p` (not yet in params_) its gradient, zero: at the end of the
+  /// dense block, or a block of its own for sparse rows.
+  void addGradient(Param &p);
 
   /// Allocates on cache-line boundaries (C++17 aligned new).
   template <class T> struct CacheLineAllocator {
@@ -139,8 +138,12 @@ private:
   using GradientBlock = std::vector<float, CacheLineAllocator<float>>;
 
   std::vector<Param> params_;
-  GradientBlock gradients_; ///< each gradient on a cache line; the dense ones first
-  size_t denseGradientCount_ = 0;
+  /// The dense parameters' gradients in declaration order, each starting on
+  /// a cache line; the gaps stay zero.
+  GradientBlock denseGradients_;
+  /// Each sparse-row parameter's gradient (an embedding table's can be large:
+  /// it never moves or gets copied when parameters are added).
+  std::vector<GradientBlock> sparseGradients_;
 };
 
 } // namespace foldc::rt

@@ -51,7 +51,8 @@ TEST(Params, DenseGradientsAreOneBlockInDeclarationOrder) {
   ParamStore p;
   p.add("W", {2, 3}, {});
   p.add("E", {10, 4}, {}, /*sparseRows=*/true);
-  p.at(0).grad[5] = 7.0f; // kept when the store lays its gradients out again
+  p.at(0).grad[5] = 7.0f; // kept when the block grows and moves
+  const float *table = p.at(1).grad.data();
   p.add("b", {3}, {});
   std::span<float> dense = p.denseGradients();
   ASSERT_EQ(dense.size(), 16u + 16u) << "W and b, each on whole 64-byte lines; not E's rows";
@@ -61,6 +62,11 @@ TEST(Params, DenseGradientsAreOneBlockInDeclarationOrder) {
   EXPECT_EQ(dense[5], 7.0f);
   EXPECT_EQ(p.at(1).grad.size(), 40u);
   EXPECT_EQ(reinterpret_cast<uintptr_t>(p.at(1).grad.data()) % 64, 0u);
+  for (int k = 0; k < 8; ++k) // the dense block grows (and moves) a few times
+    p.add("V" + std::to_string(k), {100}, {});
+  EXPECT_EQ(p.at(1).grad.data(), table) << "a table's gradient is never moved or copied";
+  EXPECT_EQ(p.at(0).grad[5], 7.0f);
+  EXPECT_EQ(p.at(10).grad.data(), p.denseGradients().data() + 16 + 16 + 7 * 112);
   ParamStore moved = std::move(p);
   EXPECT_EQ(moved.at(0).grad.data(), moved.denseGradients().data())
       << "moving the store keeps its parameters' gradients in its block";
