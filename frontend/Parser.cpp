@@ -50,7 +50,7 @@ public:
       if (token->getType() == FoldLexer::ERROR_CHAR)
         reportBadCharacter(token);
       else if (isOpen(token->getText()) && token->getType() != antlr4::Token::EOF)
-        open_.push_back(token);
+        open(token);
       else if (isClose(token->getText()) || token->getType() == antlr4::Token::EOF)
         close(token);
       else if (token->getText() == ";")
@@ -63,6 +63,18 @@ private:
   static bool isClose(const std::string &t) { return t == ")" || t == "]" || t == "}"; }
   static std::string closerOf(const std::string &open) {
     return open == "(" ? ")" : open == "[" ? "]" : "}";
+  }
+
+  /// Brackets nested deeper than this are an error, as in Clang (whose
+  /// default -fbracket-depth is the same): ANTLR's prediction takes time
+  /// quadratic in the nesting of parentheses (8,000 levels: 9 s).
+  static constexpr size_t kMaxBracketDepth = 256;
+
+  void open(antlr4::Token *token) {
+    open_.push_back(token);
+    if (open_.size() == kMaxBracketDepth + 1)
+      diag_.error(rangeOf(token, file_))
+          << "brackets nested more than " << kMaxBracketDepth << " deep";
   }
 
   void reportBadCharacter(antlr4::Token *token) {
