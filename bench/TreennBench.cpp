@@ -63,7 +63,8 @@ struct Trees {
 
 /// One minibatch step of a replica: training (gradients summed over the
 /// team, then its own optimizer step) or inference of its share.
-void step(treenn::Model &model, std::span<const treenn::Tree *const> mine, bool training, const RunOptions &options, Adam &adam, GradientExchange &exchange,
+void step(treenn::Model &model, std::span<const treenn::Tree *const> mine, bool training,
+          const RunOptions &options, Adam &adam, GradientExchange &exchange,
           Communicator &team, Phases &p) {
   if (!training) {
     if (!mine.empty())

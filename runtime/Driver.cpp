@@ -4,6 +4,7 @@
 #include "runtime/DataParallel.h"
 #include "runtime/Jsonl.h"
 #include "runtime/Process.h"
+#include "runtime/Threads.h"
 #include "runtime/ThreadTeam.h"
 #include "runtime/Timing.h"
 

@@ -1,7 +1,7 @@
 // Collectives of threads through shared memory.
 #include "runtime/ThreadTeam.h"
 
-#include "runtime/Process.h"
+#include "runtime/Threads.h"
 
 #include <algorithm>
 #include <chrono>

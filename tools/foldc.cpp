@@ -6,15 +6,13 @@
 #include "frontend/Parser.h"
 #include "passes/Pipeline.h"
 #include "passes/sema/TypesPrinter.h"
+#include "runtime/Threads.h"
 
 #include <CLI/CLI.hpp>
-
-#include <pthread.h>
 
 #include <exception>
 #include <filesystem>
 #include <fstream>
-#include <functional>
 #include <iostream>
 #include <map>
 #include <set>
@@ -102,38 +100,6 @@ bool writeCpp(const foldc::GeneratedCpp &code, const std::string &dir, bool driv
 /// that a generator wrote can need far more than the main thread's 8 MB:
 /// measured, 10^5 levels need up to 256 MB. Reserved, touched only as used.
 constexpr size_t kCompilerStackBytes = size_t(1) << 30;
-
-/// Runs `work` on a thread whose stack is `bytes` large and gives its
-/// result; on the caller's stack if no such thread can be started.
-int onLargeStack(size_t bytes, const std::function<int()> &work) {
-  struct Call {
-    const std::function<int()> *work = nullptr;
-    int result = 0;
-    std::exception_ptr error;
-  } call;
-  call.work = &work;
-  auto body = [](void *argument) -> void * {
-    auto *c = static_cast<Call *>(argument);
-    try {
-      c->result = (*c->work)();
-    } catch (...) {
-      c->error = std::current_exception();
-    }
-    return nullptr;
-  };
-  pthread_attr_t attributes;
-  pthread_attr_init(&attributes);
-  pthread_attr_setstacksize(&attributes, bytes);
-  pthread_t thread;
-  bool started = pthread_create(&thread, &attributes, body, &call) == 0;
-  pthread_attr_destroy(&attributes);
-  if (!started)
-    return work();
-  pthread_join(thread, nullptr);
-  if (call.error)
-    std::rethrow_exception(call.error);
-  return call.result;
-}
 
 int run(const Options &options) {
   foldc::SourceManager sources;
@@ -241,5 +207,10 @@ int main(int argc, char **argv) {
     std::cerr << "foldc: error: --driver writes NAME_main.cpp into the -o DIR of C++ output\n";
     return kExitUsage;
   }
-  return onLargeStack(kCompilerStackBytes, [&] { return run(options); });
+  int status = 0;
+  std::exception_ptr error =
+      foldc::rt::onThreads(kCompilerStackBytes, 1, [&](int) { status = run(options); })[0];
+  if (error)
+    std::rethrow_exception(error);
+  return status;
 }
