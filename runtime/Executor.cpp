@@ -1,6 +1,6 @@
 // Forward and backward execution over a schedule.
 #include "runtime/Executor.h"
-
+#include "runtime/Gemm.h"
 #include "runtime/Timing.h"
 #include "runtime/WorkerPool.h"
 
@@ -130,6 +130,7 @@ void Executor::runForward(const Kernel &kernel, const ForwardCall &call) {
 
 void Executor::forward(const BatchGraph &graph, const ExecOptions &options,
                        std::optional<std::span<const ValueRef>> onlyFor) {
+  WeightPass pass;
   graph_ = &graph;
   options_ = options;
   context_ = ExecContext{&params_, options.training, options.seed};
@@ -194,6 +195,7 @@ void Executor::sumLossesAndMetrics() {
 }
 
 void Executor::backward(int examples) {
+  WeightPass pass;
   auto start = Clock::now();
   params_.deferWeightGradients();
   grads_.assign(values_.size(), 0.0f);

@@ -1,6 +1,7 @@
-// The GEMMs of linear layers, through OpenBLAS: at the Tree-LSTM's shapes
-// (a few to a thousand rows, 256 x 640 weights) its sgemm ran 1.3-2x faster
-// than Eigen's on this project's machines (bench/README.md).
+// The GEMMs of linear layers: on AVX-512 CPUs a kernel of this runtime
+// (PanelGemm.h), twice OpenBLAS's speed at the Tree-LSTM's shapes; else, or
+// with more than one GEMM thread, OpenBLAS (1.3-2x faster than Eigen's at
+// these shapes; bench/README.md).
 #pragma once
 
 #include <cstdint>
@@ -13,6 +14,24 @@ enum class Transpose : bool { No, Yes };
 /// k x n, C is m x n; lda, ldb and ldc are the row lengths as stored.
 void gemm(Transpose ta, Transpose tb, int64_t m, int64_t n, int64_t k, const float *a, int64_t lda,
           const float *b, int64_t ldb, float beta, float *c, int64_t ldc);
+
+/// gemm() where B is a layer's weights, unchanged while a WeightPass lives
+/// on this thread: each weight matrix is packed for the kernel once per
+/// pass, not once per level of the batch.
+void gemmWithWeights(Transpose ta, Transpose tb, int64_t m, int64_t n, int64_t k, const float *a,
+                     int64_t lda, const float *weights, int64_t ldw, float beta, float *c,
+                     int64_t ldc);
+
+/// A forward or backward pass of one executor, on its thread: the weights
+/// gemmWithWeights() is given do not change until it ends. Other threads
+/// (workers running parts of a batch) pack their own, as gemm() does.
+class WeightPass {
+public:
+  WeightPass();
+  ~WeightPass();
+  WeightPass(const WeightPass &) = delete;
+  WeightPass &operator=(const WeightPass &) = delete;
+};
 
 /// Threads the GEMMs may use (rt::configureProcess sets it).
 void setGemmThreads(int threads);

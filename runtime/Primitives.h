@@ -24,8 +24,8 @@ template <int W> using Out = Rows<W>;
 /// y = x @ W for a parameter W: [I, O].
 template <int I, int O> struct Linear {
   static void forward(In<I> x, const Param &w, Out<O> y) {
-    gemm(Transpose::No, Transpose::No, x.rows(), O, I, x.data(), I, w.value.data(), O, 0.0f,
-         y.data(), O);
+    gemmWithWeights(Transpose::No, Transpose::No, x.rows(), O, I, x.data(), I, w.value.data(), O,
+                    0.0f, y.data(), O);
   }
   static void backward(In<I> x, Param &w, In<O> dy, Out<I> dx) {
     if (w.deferred.active)
@@ -33,8 +33,8 @@ template <int I, int O> struct Linear {
     else
       gemm(Transpose::Yes, Transpose::No, I, O, x.rows(), x.data(), I, dy.data(), O, 1.0f,
            w.grad.data(), O);
-    gemm(Transpose::No, Transpose::Yes, dy.rows(), I, O, dy.data(), O, w.value.data(), O, 1.0f,
-         dx.data(), I);
+    gemmWithWeights(Transpose::No, Transpose::Yes, dy.rows(), I, O, dy.data(), O, w.value.data(),
+                    O, 1.0f, dx.data(), I);
   }
 };
 

@@ -1,0 +1,118 @@
+// The runtime's GEMMs (runtime/Gemm.h): the panel kernel on AVX-512 builds
+// and OpenBLAS for the shapes it leaves, against a double-precision sum.
+#include "runtime/Gemm.h"
+#include "runtime/PanelGemm.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <vector>
+
+namespace foldc::rt {
+namespace {
+
+struct Shape {
+  Transpose ta, tb;
+  int64_t m, n, k;
+  float beta;
+};
+
+std::vector<float> randomMatrix(size_t size, uint32_t seed) {
+  std::mt19937 random(seed);
+  std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
+  std::vector<float> values(std::max<size_t>(size, 1));
+  for (float &v : values)
+    v = uniform(random);
+  return values;
+}
+
+/// C = op(A) op(B) + beta C in double precision, for the same storage.
+std::vector<double> reference(const Shape &s, const std::vector<float> &a, int64_t lda,
+                              const std::vector<float> &b, int64_t ldb, const std::vector<float> &c) {
+  std::vector<double> out(size_t(s.m * s.n));
+  for (int64_t r = 0; r < s.m; ++r)
+    for (int64_t j = 0; j < s.n; ++j) {
+      double sum = s.beta * double(c[size_t(r * s.n + j)]);
+      for (int64_t kk = 0; kk < s.k; ++kk) {
+        double x = s.ta == Transpose::No ? a[size_t(r * lda + kk)] : a[size_t(kk * lda + r)];
+        double y = s.tb == Transpose::No ? b[size_t(kk * ldb + j)] : b[size_t(j * ldb + kk)];
+        sum += x * y;
+      }
+      out[size_t(r * s.n + j)] = sum;
+    }
+  return out;
+}
+
+/// Runs `multiply` (gemm or gemmWithWeights) on random matrices of shape `s`
+/// and checks every element against reference() to float rounding.
+template <class Multiply> void expectProduct(const Shape &s, Multiply multiply) {
+  int64_t lda = s.ta == Transpose::No ? s.k : s.m, ldb = s.tb == Transpose::No ? s.n : s.k;
+  std::vector<float> a = randomMatrix(size_t(s.m * s.k), 1), b = randomMatrix(size_t(s.k * s.n), 2);
+  std::vector<float> c = randomMatrix(size_t(s.m * s.n), 3);
+  std::vector<double> expected = reference(s, a, std::max<int64_t>(lda, 1), b, std::max<int64_t>(ldb, 1), c);
+  multiply(s.ta, s.tb, s.m, s.n, s.k, a.data(), std::max<int64_t>(lda, 1), b.data(),
+           std::max<int64_t>(ldb, 1), s.beta, c.data(), s.n);
+  for (size_t i = 0; i < expected.size(); ++i)
+    ASSERT_NEAR(c[i], expected[i], 1e-6 * (1.0 + double(s.k)))
+        << "element " << i << " of m " << s.m << " n " << s.n << " k " << s.k << " ta "
+        << int(s.ta) << " tb " << int(s.tb) << " beta " << s.beta;
+}
+
+/// Every transpose and beta, row counts around the kernel's 6-row blocks,
+/// widths of whole 32-column panels and one (5) that OpenBLAS takes, and
+/// empty, short and long sums.
+std::vector<Shape> shapes() {
+  std::vector<Shape> all;
+  for (Transpose ta : {Transpose::No, Transpose::Yes})
+    for (Transpose tb : {Transpose::No, Transpose::Yes})
+      for (int64_t m : {1, 5, 6, 7, 13})
+        for (int64_t n : {32, 64, 5})
+          for (int64_t k : {0, 1, 17, 256})
+            for (float beta : {0.0f, 1.0f})
+              all.push_back({ta, tb, m, n, k, beta});
+  return all;
+}
+
+TEST(Gemm, MatchesADoublePrecisionSumForEveryLayout) {
+  for (const Shape &s : shapes())
+    expectProduct(s, gemm);
+}
+
+TEST(Gemm, WeightsPackedOncePerPassGiveTheSameProducts) {
+  WeightPass pass;
+  for (const Shape &s : shapes())
+    expectProduct(s, gemmWithWeights);
+}
+
+TEST(Gemm, ANewPassSeesWeightsChangedSinceTheLast) {
+  const int64_t k = 8, n = 32;
+  std::vector<float> x(size_t(k), 1.0f), w(size_t(k * n), 1.0f), y(static_cast<size_t>(n));
+  {
+    WeightPass pass;
+    gemmWithWeights(Transpose::No, Transpose::No, 1, n, k, x.data(), k, w.data(), n, 0.0f, y.data(), n);
+  }
+  EXPECT_EQ(y[0], 8.0f);
+  std::fill(w.begin(), w.end(), 2.0f); // an optimizer step, between passes
+  WeightPass next;
+  gemmWithWeights(Transpose::No, Transpose::No, 1, n, k, x.data(), k, w.data(), n, 0.0f, y.data(), n);
+  EXPECT_EQ(y[0], 16.0f);
+}
+
+TEST(Gemm, ARowsProductDoesNotDependOnTheOtherRowsOfItsBatch) {
+  if (!kPanelGemmBuilt)
+    GTEST_SKIP() << "OpenBLAS (no AVX-512 here) promises no such thing";
+  const int64_t m = 13, n = 64, k = 256;
+  std::vector<float> a = randomMatrix(size_t(m * k), 4), b = randomMatrix(size_t(k * n), 5);
+  std::vector<float> batched(size_t(m * n)), alone(static_cast<size_t>(n));
+  gemm(Transpose::No, Transpose::No, m, n, k, a.data(), k, b.data(), n, 0.0f, batched.data(), n);
+  for (int64_t r = 0; r < m; ++r) {
+    gemm(Transpose::No, Transpose::No, 1, n, k, a.data() + r * k, k, b.data(), n, 0.0f,
+         alone.data(), n);
+    for (int64_t j = 0; j < n; ++j)
+      ASSERT_EQ(batched[size_t(r * n + j)], alone[size_t(j)]) << "row " << r << ", column " << j;
+  }
+}
+
+} // namespace
+} // namespace foldc::rt
