@@ -64,25 +64,33 @@ void gemm(Transpose ta, Transpose tb, int64_t m, int64_t n, int64_t k, const flo
   if (m == 0 || n == 0)
     return;
   GemmClock::Scope timing;
-  if (!panelGemmApplies(n, beta))
-    return blasGemm(ta, tb, m, n, k, a, lda, b, ldb, beta, c, ldc);
-  thread_local std::vector<float> scratch;
-  panelGemm(ta, m, n, k, a, lda, panelsOf(tb, k, n, b, ldb, scratch), beta, c, ldc);
+  if constexpr (kPanelGemmBuilt) {
+    if (panelGemmApplies(n, beta)) {
+      thread_local std::vector<float> scratch;
+      panelGemm(ta, m, n, k, a, lda, panelsOf(tb, k, n, b, ldb, scratch), beta, c, ldc);
+      return;
+    }
+  }
+  blasGemm(ta, tb, m, n, k, a, lda, b, ldb, beta, c, ldc);
 }
 
 void gemmWithWeights(Transpose ta, Transpose tb, int64_t m, int64_t n, int64_t k, const float *a,
                      int64_t lda, const float *weights, int64_t ldw, float beta, float *c,
                      int64_t ldc) {
   WeightPanels &cache = weightPanels;
-  if (cache.pass == 0 || m == 0 || n == 0 || !panelGemmApplies(n, beta))
-    return gemm(ta, tb, m, n, k, a, lda, weights, ldw, beta, c, ldc);
-  GemmClock::Scope timing;
-  WeightPanels::Entry &entry = cache.entries[{weights, tb == Transpose::Yes, k, n, ldw}];
-  if (entry.pass != cache.pass) {
-    panelsOf(tb, k, n, weights, ldw, entry.panels);
-    entry.pass = cache.pass;
+  if constexpr (kPanelGemmBuilt) {
+    if (cache.pass != 0 && m != 0 && n != 0 && panelGemmApplies(n, beta)) {
+      GemmClock::Scope timing;
+      WeightPanels::Entry &entry = cache.entries[{weights, tb == Transpose::Yes, k, n, ldw}];
+      if (entry.pass != cache.pass) {
+        panelsOf(tb, k, n, weights, ldw, entry.panels);
+        entry.pass = cache.pass;
+      }
+      panelGemm(ta, m, n, k, a, lda, entry.panels.data(), beta, c, ldc);
+      return;
+    }
   }
-  panelGemm(ta, m, n, k, a, lda, entry.panels.data(), beta, c, ldc);
+  gemm(ta, tb, m, n, k, a, lda, weights, ldw, beta, c, ldc);
 }
 
 WeightPass::WeightPass() {
