@@ -21,9 +21,12 @@ inline constexpr bool kPanelGemmBuilt = false; // the kernel's registers need AV
 /// Columns per panel: two 16-float vectors.
 inline constexpr int64_t kPanelWidth = 32;
 
-/// Packs op(B), a k x n matrix (n a multiple of kPanelWidth) with B stored
-/// row-major with row length ldb, into `panels` (k * n floats): panel p
-/// holds columns [32p, 32p + 32) of op(B), a row of 32 floats per k.
+/// Panels of n columns: the last one narrower when 32 does not divide n.
+constexpr int64_t panelCount(int64_t n) { return (n + kPanelWidth - 1) / kPanelWidth; }
+
+/// Packs op(B), a k x n matrix with B stored row-major with row length ldb,
+/// into `panels` (k * 32 * panelCount(n) floats): panel p holds columns
+/// [32p, 32p + 32) of op(B), a row of 32 floats per k, zeros past column n.
 void packPanels(Transpose tb, int64_t k, int64_t n, const float *b, int64_t ldb, float *panels);
 
 /// C = op(A) B + beta C (beta 0 or 1) for a B packed by packPanels; op(A)

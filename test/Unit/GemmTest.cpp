@@ -60,14 +60,14 @@ template <class Multiply> void expectProduct(const Shape &s, Multiply multiply) 
 }
 
 /// Every transpose and beta, row counts around the kernel's 6-row blocks,
-/// widths of whole 32-column panels and one (5) that OpenBLAS takes, and
-/// empty, short and long sums.
+/// widths of whole 32-column panels, of a narrower last panel (75) and one
+/// (5) that OpenBLAS takes, and empty, short and long sums.
 std::vector<Shape> shapes() {
   std::vector<Shape> all;
   for (Transpose ta : {Transpose::No, Transpose::Yes})
     for (Transpose tb : {Transpose::No, Transpose::Yes})
       for (int64_t m : {1, 5, 6, 7, 13})
-        for (int64_t n : {32, 64, 5})
+        for (int64_t n : {32, 64, 75, 5})
           for (int64_t k : {0, 1, 17, 256})
             for (float beta : {0.0f, 1.0f})
               all.push_back({ta, tb, m, n, k, beta});
