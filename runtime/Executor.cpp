@@ -1,5 +1,6 @@
 // Forward and backward execution over a schedule.
 #include "runtime/Executor.h"
+
 #include "runtime/Gemm.h"
 #include "runtime/Timing.h"
 #include "runtime/WorkerPool.h"

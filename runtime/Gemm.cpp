@@ -7,6 +7,7 @@
 
 #include <cblas.h>
 
+#include <algorithm>
 #include <atomic>
 #include <map>
 #include <tuple>
@@ -107,8 +108,9 @@ WeightPass::WeightPass() {
 WeightPass::~WeightPass() { weightPanels.pass = 0; }
 
 void setGemmThreads(int threads) {
-  gemmThreads.store(threads < 1 ? 1 : threads, std::memory_order_relaxed);
-  openblas_set_num_threads(threads < 1 ? 1 : threads);
+  threads = std::max(threads, 1);
+  gemmThreads.store(threads, std::memory_order_relaxed);
+  openblas_set_num_threads(threads);
 }
 
 } // namespace foldc::rt
