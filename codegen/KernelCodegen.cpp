@@ -2,6 +2,7 @@
 #include "codegen/KernelCodegen.h"
 
 #include "codegen/Naming.h"
+#include "passes/builtins/Builtins.h"
 
 #include <algorithm>
 #include <set>
@@ -12,18 +13,6 @@ namespace foldc {
 namespace {
 
 std::string str(int64_t v) { return std::to_string(v); }
-
-const char *initKind(InitKind k) {
-  switch (k) {
-  case InitKind::Zeros: return "Zeros";
-  case InitKind::Ones: return "Ones";
-  case InitKind::Uniform: return "Uniform";
-  case InitKind::Normal: return "Normal";
-  case InitKind::Glorot: return "Glorot";
-  case InitKind::Constant: return "Constant";
-  }
-  return "Zeros";
-}
 
 /// A constant as a C++ float expression, exact to float precision.
 std::string floatLiteral(double v) {
@@ -549,9 +538,9 @@ void emitParams(const BatchPlan &plan, Emitter &s) {
     return out.str();
   };
   for (const PlanParam &p : plan.params) {
-    std::string init = std::string("foldc::rt::InitKind::") + initKind(p.init);
-    if (p.init == InitKind::Uniform || p.init == InitKind::Normal || p.init == InitKind::Constant)
-      init += ", " + number(p.a) + ", " + number(p.b);
+    std::string init = "foldc::rt::InitKind::" + std::string(initKindInfo(p.init.kind).runtime);
+    if (initKindInfo(p.init.kind).arity > 0)
+      init += ", " + number(p.init.args[0]) + ", " + number(p.init.args[1]);
     s.line("params.add(\"" + p.key + "\", " + shapeList(p.shape) + ", {" + init + "}" +
            (p.sparseRows ? ", /*sparseRows=*/true" : "") + ");");
   }

@@ -86,6 +86,9 @@ template <int M, int N, int P> struct MatMul {
   }
 };
 
+/// Ends each chain of formulas: a kind without one does not compile.
+template <auto> inline constexpr bool kNoFormula = false;
+
 /// Maximum/Minimum are element-wise (the pairwise step of max/min across a
 /// sequence); their gradient goes to the operand chosen (the first on ties).
 enum class BinaryKind { Add, Sub, Mul, Div, Maximum, Minimum };
@@ -105,11 +108,12 @@ template <BinaryKind K, int A, int B> struct Binary {
     auto x = wide<A>(a);
     auto z = wide<B>(b);
     if constexpr (K == BinaryKind::Add) y = (x + z).matrix();
-    if constexpr (K == BinaryKind::Sub) y = (x - z).matrix();
-    if constexpr (K == BinaryKind::Mul) y = (x * z).matrix();
-    if constexpr (K == BinaryKind::Div) y = (x / z).matrix();
-    if constexpr (K == BinaryKind::Maximum) y = x.max(z).matrix();
-    if constexpr (K == BinaryKind::Minimum) y = x.min(z).matrix();
+    else if constexpr (K == BinaryKind::Sub) y = (x - z).matrix();
+    else if constexpr (K == BinaryKind::Mul) y = (x * z).matrix();
+    else if constexpr (K == BinaryKind::Div) y = (x / z).matrix();
+    else if constexpr (K == BinaryKind::Maximum) y = x.max(z).matrix();
+    else if constexpr (K == BinaryKind::Minimum) y = x.min(z).matrix();
+    else static_assert(kNoFormula<K>, "a kind without a formula");
   }
   /// Sums a full-width gradient back to the operand's width.
   template <int To, typename D> static void accumulate(const RowsMatrix<W> &g, D &&d) {
@@ -126,21 +130,21 @@ template <BinaryKind K, int A, int B> struct Binary {
       auto z = b.array();
       auto g = dy.array();
       if constexpr (K == BinaryKind::Add) { da += dy; db += dy; }
-      if constexpr (K == BinaryKind::Sub) { da += dy; db -= dy; }
-      if constexpr (K == BinaryKind::Mul) { da.array() += g * z; db.array() += g * x; }
-      if constexpr (K == BinaryKind::Div) { da.array() += g / z; db.array() -= g * x / z.square(); }
+      else if constexpr (K == BinaryKind::Sub) { da += dy; db -= dy; }
+      else if constexpr (K == BinaryKind::Mul) { da.array() += g * z; db.array() += g * x; }
+      else if constexpr (K == BinaryKind::Div) { da.array() += g / z; db.array() -= g * x / z.square(); }
+      else static_assert(kNoFormula<K>, "a kind without a formula");
     } else {
       auto x = wide<A>(a);
       auto z = wide<B>(b);
       RowsMatrix<W> ga, gb;
       if constexpr (K == BinaryKind::Add) { ga = dy; gb = dy; }
-      if constexpr (K == BinaryKind::Sub) { ga = dy; gb = -dy; }
-      if constexpr (K == BinaryKind::Mul) { ga = (dy.array() * z).matrix(); gb = (dy.array() * x).matrix(); }
-      if constexpr (K == BinaryKind::Div) {
+      else if constexpr (K == BinaryKind::Sub) { ga = dy; gb = -dy; }
+      else if constexpr (K == BinaryKind::Mul) { ga = (dy.array() * z).matrix(); gb = (dy.array() * x).matrix(); }
+      else if constexpr (K == BinaryKind::Div) {
         ga = (dy.array() / z).matrix();
         gb = (-dy.array() * x / z.square()).matrix();
-      }
-      if constexpr (K == BinaryKind::Maximum || K == BinaryKind::Minimum) {
+      } else if constexpr (K == BinaryKind::Maximum || K == BinaryKind::Minimum) {
         // The comparison is evaluated to a mask: x >= z and x <= z are
         // expressions of different types.
         Eigen::Array<bool, Eigen::Dynamic, W> first;
@@ -148,6 +152,8 @@ template <BinaryKind K, int A, int B> struct Binary {
         else first = x <= z;
         ga = first.select(dy.array(), 0.0f).matrix();
         gb = first.select(0.0f, dy.array()).matrix();
+      } else {
+        static_assert(kNoFormula<K>, "a kind without a formula");
       }
       accumulate<A>(ga, da);
       accumulate<B>(gb, db);
@@ -163,17 +169,18 @@ template <UnaryKind K, int W> struct Unary {
   template <typename X, typename Y> static void forward(const X &x, Y &&y) {
     auto v = x.array();
     if constexpr (K == UnaryKind::Neg) y = -x;
-    if constexpr (K == UnaryKind::Tanh) y = v.tanh().matrix();
-    if constexpr (K == UnaryKind::Sigmoid) y = v.logistic().matrix();
-    if constexpr (K == UnaryKind::ReLU) y = v.max(0.0f).matrix();
-    if constexpr (K == UnaryKind::Elu) y = (v > 0.0f).select(v, v.exp() - 1.0f).matrix();
-    if constexpr (K == UnaryKind::Softplus)
+    else if constexpr (K == UnaryKind::Tanh) y = v.tanh().matrix();
+    else if constexpr (K == UnaryKind::Sigmoid) y = v.logistic().matrix();
+    else if constexpr (K == UnaryKind::ReLU) y = v.max(0.0f).matrix();
+    else if constexpr (K == UnaryKind::Elu) y = (v > 0.0f).select(v, v.exp() - 1.0f).matrix();
+    else if constexpr (K == UnaryKind::Softplus)
       y = (v.max(0.0f) + (-v.abs()).exp().log1p()).matrix();
-    if constexpr (K == UnaryKind::Exp) y = v.exp().matrix();
-    if constexpr (K == UnaryKind::Log) y = v.log().matrix();
-    if constexpr (K == UnaryKind::Abs) y = v.abs().matrix();
-    if constexpr (K == UnaryKind::Sqrt) y = v.sqrt().matrix();
-    if constexpr (K == UnaryKind::Square) y = v.square().matrix();
+    else if constexpr (K == UnaryKind::Exp) y = v.exp().matrix();
+    else if constexpr (K == UnaryKind::Log) y = v.log().matrix();
+    else if constexpr (K == UnaryKind::Abs) y = v.abs().matrix();
+    else if constexpr (K == UnaryKind::Sqrt) y = v.sqrt().matrix();
+    else if constexpr (K == UnaryKind::Square) y = v.square().matrix();
+    else static_assert(kNoFormula<K>, "a kind without a formula");
   }
   template <typename X, typename Y, typename G, typename D>
   static void backward(const X &x, const Y &y, const G &dy, D &&dx) {
@@ -181,16 +188,17 @@ template <UnaryKind K, int W> struct Unary {
     auto o = y.array();
     auto g = dy.array();
     if constexpr (K == UnaryKind::Neg) dx -= dy;
-    if constexpr (K == UnaryKind::Tanh) dx += (g * (1.0f - o.square())).matrix();
-    if constexpr (K == UnaryKind::Sigmoid) dx += (g * o * (1.0f - o)).matrix();
-    if constexpr (K == UnaryKind::ReLU) dx += (g * (v > 0.0f).template cast<float>()).matrix();
-    if constexpr (K == UnaryKind::Elu) dx += (g * (v > 0.0f).select(1.0f, o + 1.0f)).matrix();
-    if constexpr (K == UnaryKind::Softplus) dx += (g * v.logistic()).matrix();
-    if constexpr (K == UnaryKind::Exp) dx += (g * o).matrix();
-    if constexpr (K == UnaryKind::Log) dx += (g / v).matrix();
-    if constexpr (K == UnaryKind::Abs) dx += (g * v.sign()).matrix();
-    if constexpr (K == UnaryKind::Sqrt) dx += (g * 0.5f / o).matrix();
-    if constexpr (K == UnaryKind::Square) dx += (g * 2.0f * v).matrix();
+    else if constexpr (K == UnaryKind::Tanh) dx += (g * (1.0f - o.square())).matrix();
+    else if constexpr (K == UnaryKind::Sigmoid) dx += (g * o * (1.0f - o)).matrix();
+    else if constexpr (K == UnaryKind::ReLU) dx += (g * (v > 0.0f).template cast<float>()).matrix();
+    else if constexpr (K == UnaryKind::Elu) dx += (g * (v > 0.0f).select(1.0f, o + 1.0f)).matrix();
+    else if constexpr (K == UnaryKind::Softplus) dx += (g * v.logistic()).matrix();
+    else if constexpr (K == UnaryKind::Exp) dx += (g * o).matrix();
+    else if constexpr (K == UnaryKind::Log) dx += (g / v).matrix();
+    else if constexpr (K == UnaryKind::Abs) dx += (g * v.sign()).matrix();
+    else if constexpr (K == UnaryKind::Sqrt) dx += (g * 0.5f / o).matrix();
+    else if constexpr (K == UnaryKind::Square) dx += (g * 2.0f * v).matrix();
+    else static_assert(kNoFormula<K>, "a kind without a formula");
   }
 };
 
@@ -227,20 +235,23 @@ enum class ReduceKind { Sum, Mean, Max, Min };
 template <ReduceKind K, int W> struct Reduce {
   static void forward(In<W> x, Out<1> y) {
     if constexpr (K == ReduceKind::Sum) y = x.rowwise().sum();
-    if constexpr (K == ReduceKind::Mean) y = x.rowwise().mean();
-    if constexpr (K == ReduceKind::Max) y = x.rowwise().maxCoeff();
-    if constexpr (K == ReduceKind::Min) y = x.rowwise().minCoeff();
+    else if constexpr (K == ReduceKind::Mean) y = x.rowwise().mean();
+    else if constexpr (K == ReduceKind::Max) y = x.rowwise().maxCoeff();
+    else if constexpr (K == ReduceKind::Min) y = x.rowwise().minCoeff();
+    else static_assert(kNoFormula<K>, "a kind without a formula");
   }
   static void backward(In<W> x, In<1> dy, Out<W> dx) {
     if constexpr (K == ReduceKind::Sum) dx.colwise() += dy.col(0);
-    if constexpr (K == ReduceKind::Mean) dx.colwise() += dy.col(0) / float(W);
-    if constexpr (K == ReduceKind::Max || K == ReduceKind::Min) {
+    else if constexpr (K == ReduceKind::Mean) dx.colwise() += dy.col(0) / float(W);
+    else if constexpr (K == ReduceKind::Max || K == ReduceKind::Min) {
       for (Eigen::Index r = 0; r < x.rows(); ++r) {
         Eigen::Index at;
         if constexpr (K == ReduceKind::Max) x.row(r).maxCoeff(&at);
         else x.row(r).minCoeff(&at);
         dx(r, at) += dy(r, 0);
       }
+    } else {
+      static_assert(kNoFormula<K>, "a kind without a formula");
     }
   }
 };

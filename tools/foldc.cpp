@@ -4,7 +4,7 @@
 #include "frontend/ASTPrinter.h"
 #include "frontend/Diagnostics.h"
 #include "frontend/Parser.h"
-#include "passes/Pipeline.h"
+#include "pipeline/Pipeline.h"
 #include "passes/sema/TypesPrinter.h"
 #include "runtime/Threads.h"
 

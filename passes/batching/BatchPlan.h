@@ -6,7 +6,7 @@
 #pragma once
 
 #include "frontend/SourceManager.h"
-#include "passes/batching/Ops.h"
+#include "passes/builtins/Builtins.h"
 #include "passes/sema/Type.h"
 
 #include <cstdint>
@@ -43,8 +43,7 @@ struct PlanDataType {
 struct PlanParam {
   std::string key;
   std::vector<int64_t> shape;
-  InitKind init = InitKind::Zeros;
-  double a = 0, b = 0;     ///< uniform(a, b), normal(a), constant(a)
+  Initializer init;
   bool sparseRows = false; ///< an embedding table: only the rows used get gradients
 };
 
@@ -221,6 +220,10 @@ struct StepValue {
 
 enum class CombinatorKind { Map, ZipWith, Fold, Rnn, Reduce };
 enum class SequenceKind { Sum, Mean, Max, Min, Softmax };
+/// The builtin's name: `sum`, ..., `softmax`.
+std::string_view sequenceKindName(SequenceKind kind);
+/// How many helper kernels a Sequence step of `kind` instantiates (sequenceKernels).
+size_t helperKernelCount(SequenceKind kind);
 
 /// A host-side unfolding step, with nested steps (match arms, loop bodies).
 struct UnfoldStep {

@@ -5,7 +5,7 @@
 #include "passes/batching/Lowering.h"
 
 #include "frontend/ASTPrinter.h"
-#include "passes/sema/Builtins.h"
+#include "passes/builtins/Builtins.h"
 
 #include <algorithm>
 #include <filesystem>
@@ -75,7 +75,7 @@ void Lowering::collectDataTypes() {
 /// checker gave them.
 void Lowering::collectParams() {
   auto fromInfo = [](std::string key, const ParamInfo &info) {
-    return PlanParam{std::move(key), info.type->shape, info.init, info.a, info.b, false};
+    return PlanParam{std::move(key), info.type->shape, info.init, false};
   };
   for (const DeclPtr &d : program_.module->decls) {
     if (auto *p = dyn_cast<GlobalParamDecl>(d.get())) {
@@ -90,7 +90,7 @@ void Lowering::collectParams() {
         continue;
       bool embedding = it->second.kind == LayerKind::Embedding;
       for (const LayerInfo::Param &p : it->second.params)
-        plan_.params.push_back(PlanParam{l->name + "." + p.name, p.shape, p.init, p.a, p.b, embedding});
+        plan_.params.push_back(PlanParam{l->name + "." + p.name, p.shape, p.init, embedding});
     }
   }
 }
@@ -148,9 +148,9 @@ void Lowering::mergeIdenticalKernels() {
   }
 }
 
-AVal Lowering::notSupported(SourceRange at, const std::string &what, const TypeRef &type) {
+LoweredValue Lowering::notSupported(SourceRange at, const std::string &what, const TypeRef &type) {
   diag_.error(at) << what << " is not supported yet";
-  return AVal::none(type);
+  return LoweredValue::none(type);
 }
 
 bool Lowering::calls(const FunctionDecl &fn, const FunctionDecl &target,
@@ -202,7 +202,7 @@ bool Lowering::inlinable(const FunctionDecl &fn) {
         auto sym = program_.names->names.find(name);
         if (sym != program_.names->names.end()) {
           if (sym->second.kind == Symbol::Kind::Builtin &&
-              findBuiltin(sym->second.builtin)->kind == BuiltinKind::Combinator)
+              builtinInfo(*builtinNamed(sym->second.builtin)).role == BuiltinRole::Combinator)
             ok = false;
           if (sym->second.kind == Symbol::Kind::Def &&
               !inlinable(*static_cast<const FunctionDecl *>(sym->second.decl)))
@@ -332,11 +332,11 @@ int Lowering::newLocal(PlanLocal::Kind kind, const TypeRef &type, const std::str
   return int(function_->locals.size() - 1);
 }
 
-AVal Lowering::fromHandle(foldc::Handle handle, const std::string &text, const TypeRef &type,
+LoweredValue Lowering::fromHandle(foldc::Handle handle, const std::string &text, const TypeRef &type,
                           int stage) {
   if (type->kind == TypeKind::Tuple && containsTensor(type)) {
-    AVal t;
-    t.kind = AVal::Kind::Tuple;
+    LoweredValue t;
+    t.kind = LoweredValue::Kind::Tuple;
     t.type = type;
     for (size_t i = 0; i < type->elements.size(); ++i) {
       foldc::Handle element = handle;
@@ -349,10 +349,10 @@ AVal Lowering::fromHandle(foldc::Handle handle, const std::string &text, const T
   if (type->isHost()) {
     auto e = hostExpr(HostExpr::Kind::Local, type);
     e->handle = std::move(handle);
-    return AVal::host(text, type, e);
+    return LoweredValue::host(text, type, e);
   }
-  AVal v;
-  v.kind = AVal::Kind::Handle;
+  LoweredValue v;
+  v.kind = LoweredValue::Kind::Handle;
   v.text = text;
   v.type = type;
   v.stage = stage;
@@ -369,8 +369,8 @@ UnfoldStep Lowering::makeStep(UnfoldStep::Kind kind, std::string text,
   return s;
 }
 
-void Lowering::returnStep(const AVal &v, Context &ctx) {
-  if (v.kind == AVal::Kind::None)
+void Lowering::returnStep(const LoweredValue &v, Context &ctx) {
+  if (v.kind == LoweredValue::Kind::None)
     return;
   StepValue value = valueOf(v);
   finish(ctx);
@@ -414,12 +414,12 @@ void Lowering::lowerStmt(const Stmt &s, Context &ctx) {
   }
 }
 
-void Lowering::markResult(AVal v, ResultRole role, int metric, Context &ctx, SourceRange at) {
-  if (v.kind == AVal::Kind::None)
+void Lowering::markResult(LoweredValue v, ResultRole role, int metric, Context &ctx, SourceRange at) {
+  if (v.kind == LoweredValue::Kind::None)
     return;
-  if (role == ResultRole::Metric && v.kind == AVal::Kind::Host) // a host number or bool: as f32
+  if (role == ResultRole::Metric && v.kind == LoweredValue::Kind::Host) // a host number or bool: as f32
     v = emit(ctx, OpKind::Tensor, {v}, types::f32(), at);
-  if (v.kind == AVal::Kind::Local) {
+  if (v.kind == LoweredValue::Kind::Local) {
     plan_.kernels[size_t(v.kernel)].results.push_back({v.value, role, metric});
     return;
   }
@@ -434,7 +434,7 @@ void Lowering::markResult(AVal v, ResultRole role, int metric, Context &ctx, Sou
   ctx.steps->push_back(std::move(step));
 }
 
-void Lowering::bind(const Pattern &p, const AVal &v) {
+void Lowering::bind(const Pattern &p, const LoweredValue &v) {
   if (auto *n = dyn_cast<NamePattern>(&p)) {
     env_[n] = v;
   } else if (auto *t = dyn_cast<TuplePattern>(&p)) {
@@ -443,49 +443,49 @@ void Lowering::bind(const Pattern &p, const AVal &v) {
   }
 }
 
-AVal Lowering::element(const AVal &v, size_t i) {
+LoweredValue Lowering::element(const LoweredValue &v, size_t i) {
   TypeRef t = v.type && v.type->kind == TypeKind::Tuple && i < v.type->elements.size()
                   ? v.type->elements[i]
                   : types::errorType();
   std::string text = v.text + "." + std::to_string(i);
   switch (v.kind) {
-  case AVal::Kind::Tuple:
+  case LoweredValue::Kind::Tuple:
     return v.elements[i];
-  case AVal::Kind::Host: {
+  case LoweredValue::Kind::Host: {
     auto e = hostExpr(HostExpr::Kind::Element, t, {v.expr});
     e->integer = int64_t(i);
-    return AVal::host(text, t, e);
+    return LoweredValue::host(text, t, e);
   }
-  case AVal::Kind::Handle: {
+  case LoweredValue::Kind::Handle: {
     foldc::Handle h = v.handle;
     h.path.push_back(int(i));
     return fromHandle(h, text, t, v.stage);
   }
   default:
-    return AVal::none(t);
+    return LoweredValue::none(t);
   }
 }
 
-StepValue Lowering::valueOf(const AVal &v) {
+StepValue Lowering::valueOf(const LoweredValue &v) {
   StepValue out;
   out.type = v.type;
   switch (v.kind) {
-  case AVal::Kind::Local:
+  case LoweredValue::Kind::Local:
     materialize(v);
     out.kind = StepValue::Kind::KernelResult;
     out.kernel = v.kernel;
     out.op = v.value;
     out.text = plan_.kernels[size_t(v.kernel)].name + "%" + std::to_string(v.value);
     return out;
-  case AVal::Kind::Tuple:
+  case LoweredValue::Kind::Tuple:
     out.kind = StepValue::Kind::Tuple;
-    for (const AVal &e : v.elements) {
+    for (const LoweredValue &e : v.elements) {
       out.elements.push_back(valueOf(e));
       out.text += (out.text.empty() ? "" : ", ") + out.elements.back().text;
     }
     out.text = "(" + out.text + ")";
     return out;
-  case AVal::Kind::Host:
+  case LoweredValue::Kind::Host:
     out.kind = StepValue::Kind::Host;
     out.host = v.expr;
     out.text = v.text;
@@ -497,7 +497,7 @@ StepValue Lowering::valueOf(const AVal &v) {
   }
 }
 
-void Lowering::materialize(const AVal &v) {
+void Lowering::materialize(const LoweredValue &v) {
   instantiate(v.kernel);
   KernelPlan &k = plan_.kernels[size_t(v.kernel)];
   if (k.valueResult(v.value) < 0)
@@ -544,19 +544,19 @@ void Lowering::finish(Context &ctx) {
     instantiate(ctx.pending.front());
 }
 
-PlanOperand Lowering::operandIn(KernelPlan &k, const AVal &v) {
+PlanOperand Lowering::operandIn(KernelPlan &k, const LoweredValue &v) {
   PlanOperand operand;
-  if (v.kind == AVal::Kind::Host && v.constant) {
+  if (v.kind == LoweredValue::Kind::Host && v.constant) {
     operand.kind = PlanOperand::Kind::Constant;
     operand.constant = v.number;
     return operand;
   }
-  if (v.kind == AVal::Kind::Host) {
+  if (v.kind == LoweredValue::Kind::Host) {
     operand.kind = PlanOperand::Kind::Host;
     operand.index = indexOf(k.hostInputs, v);
     return operand;
   }
-  if (v.kind == AVal::Kind::Local && v.kernel == k.id) {
+  if (v.kind == LoweredValue::Kind::Local && v.kernel == k.id) {
     operand.index = v.value;
     return operand;
   }
@@ -573,7 +573,7 @@ PlanOperand Lowering::operandIn(KernelPlan &k, const AVal &v) {
   return operand;
 }
 
-int Lowering::indexOf(std::vector<HostInput> &inputs, const AVal &v) {
+int Lowering::indexOf(std::vector<HostInput> &inputs, const LoweredValue &v) {
   for (size_t i = 0; i < inputs.size(); ++i)
     if (inputs[i].source == v.text)
       return int(i);
@@ -582,7 +582,7 @@ int Lowering::indexOf(std::vector<HostInput> &inputs, const AVal &v) {
 }
 
 namespace {
-double flopsOf(const PlanOp &op, const std::vector<AVal> &operands) {
+double flopsOf(const PlanOp &op, const std::vector<LoweredValue> &operands) {
   double width = double(widthOf(op.type));
   switch (opInfo(op.kind).flops) {
   case FlopRule::Zero: return 0;
@@ -599,18 +599,18 @@ double flopsOf(const PlanOp &op, const std::vector<AVal> &operands) {
 }
 } // namespace
 
-AVal Lowering::emit(Context &ctx, OpKind kind, const std::vector<AVal> &operands, TypeRef type,
+LoweredValue Lowering::emit(Context &ctx, OpKind kind, const std::vector<LoweredValue> &operands, TypeRef type,
                     SourceRange range, OpAttrs attrs) {
-  for (const AVal &o : operands)
-    if (o.kind == AVal::Kind::None || o.kind == AVal::Kind::Block)
-      return AVal::none(type); // already reported
+  for (const LoweredValue &o : operands)
+    if (o.kind == LoweredValue::Kind::None || o.kind == LoweredValue::Kind::Block)
+      return LoweredValue::none(type); // already reported
   if (!type->isTensor())
     return notSupported(range, "'" + std::string(opInfo(kind).name) +
                                    "' applied inside a composition, where its result type is "
                                    "not known,",
                         type);
   int stage = 0;
-  for (const AVal &o : operands)
+  for (const LoweredValue &o : operands)
     if (o.isTensorLike())
       stage = std::max(stage, o.stage);
   KernelPlan &k = kernelAt(ctx, stage, range);
@@ -622,7 +622,7 @@ AVal Lowering::emit(Context &ctx, OpKind kind, const std::vector<AVal> &operands
   op.type = std::move(type);
   op.range = range;
   op.attrs = attrs;
-  for (const AVal &o : operands)
+  for (const LoweredValue &o : operands)
     op.operands.push_back(operandIn(k, o));
   op.flops = flopsOf(op, operands);
   if (attrs.param >= 0)
@@ -630,8 +630,8 @@ AVal Lowering::emit(Context &ctx, OpKind kind, const std::vector<AVal> &operands
   // `vector` reads a host list: as many floats a row as it gives.
   if (kind == OpKind::Vector && op.operands[0].kind == PlanOperand::Kind::Host)
     k.hostInputs[size_t(op.operands[0].index)].width = int(widthOf(op.type));
-  AVal v;
-  v.kind = AVal::Kind::Local;
+  LoweredValue v;
+  v.kind = LoweredValue::Kind::Local;
   v.kernel = k.id;
   v.stage = stage;
   v.value = sameOp(k, op);
@@ -643,7 +643,7 @@ AVal Lowering::emit(Context &ctx, OpKind kind, const std::vector<AVal> &operands
   return v;
 }
 
-AVal Lowering::emitWithParam(Context &ctx, OpKind kind, const std::vector<AVal> &operands,
+LoweredValue Lowering::emitWithParam(Context &ctx, OpKind kind, const std::vector<LoweredValue> &operands,
                              TypeRef type, SourceRange range, const std::string &key) {
   OpAttrs attrs;
   attrs.param = paramIndex(key);
@@ -662,11 +662,11 @@ int Lowering::sameOp(const KernelPlan &k, const PlanOp &op) {
   return -1;
 }
 
-UnfoldStep Lowering::structuralStep(ListOp op, const std::vector<AVal> &args,
+UnfoldStep Lowering::structuralStep(ListOp op, const std::vector<LoweredValue> &args,
                                     const std::string &shown) {
   std::vector<StepValue> values;
   std::string list;
-  for (const AVal &a : args) {
+  for (const LoweredValue &a : args) {
     values.push_back(valueOf(a));
     list += (list.empty() ? "" : ", ") + values.back().text;
   }
@@ -677,7 +677,7 @@ UnfoldStep Lowering::structuralStep(ListOp op, const std::vector<AVal> &args,
   return s;
 }
 
-AVal Lowering::structural(Context &ctx, UnfoldStep s, const TypeRef &type, int inputStage) {
+LoweredValue Lowering::structural(Context &ctx, UnfoldStep s, const TypeRef &type, int inputStage) {
   s.target = newLocal(PlanLocal::Kind::StepResult, type);
   std::string name = shown(s.target);
   s.type = type;
@@ -686,12 +686,12 @@ AVal Lowering::structural(Context &ctx, UnfoldStep s, const TypeRef &type, int i
   return fromHandle({ctx.steps->back().target, {}}, name, type, inputStage + 1);
 }
 
-int Lowering::maxStage(const std::vector<AVal> &values) {
+int Lowering::maxStage(const std::vector<LoweredValue> &values) {
   int s = 0;
-  for (const AVal &v : values) {
+  for (const LoweredValue &v : values) {
     if (v.isTensorLike())
       s = std::max(s, v.stage);
-    if (v.kind == AVal::Kind::Tuple)
+    if (v.kind == LoweredValue::Kind::Tuple)
       s = std::max(s, maxStage(v.elements));
   }
   return s;

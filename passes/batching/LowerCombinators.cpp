@@ -4,7 +4,7 @@
 #include "passes/batching/Lowering.h"
 
 #include "frontend/ASTPrinter.h"
-#include "passes/sema/Builtins.h"
+#include "passes/builtins/Builtins.h"
 
 namespace foldc::lowering {
 
@@ -37,8 +37,7 @@ int Lowering::helperKernel(const std::string &name, SourceRange at, OpKind op,
 
 std::vector<int> Lowering::sequenceKernels(SequenceKind kind, const TypeRef &element,
                                            const std::string &context, SourceRange at) {
-  static const char *names[] = {"sum", "mean", "max", "min", "softmax"};
-  std::string prefix = context + ".seq_" + names[int(kind)] + ".";
+  std::string prefix = context + ".seq_" + std::string(sequenceKindName(kind)) + ".";
   auto add = [&] { return helperKernel(prefix + "add", at, OpKind::Add, {element, element}, element); };
   auto zeros = [&] { return helperKernel(prefix + "zeros", at, OpKind::Zeros, {}, element); };
   switch (kind) {
@@ -61,36 +60,70 @@ std::vector<int> Lowering::sequenceKernels(SequenceKind kind, const TypeRef &ele
   return {};
 }
 
-AVal Lowering::builtin(const std::string &name, std::vector<AVal> args, const TypeRef &type,
+LoweredValue Lowering::builtin(Builtin builtin, std::vector<LoweredValue> args, const TypeRef &type,
                        const Expr &site, Context &ctx) {
-  const BuiltinInfo *info = findBuiltin(name);
-  if (info->kind == BuiltinKind::Combinator)
-    return combinator(name, args, type, site, ctx);
-  for (const AVal &a : args)
-    if (a.kind == AVal::Kind::None)
-      return AVal::none(type);
-  bool sequence = !args.empty() && args[0].type && args[0].type->kind == TypeKind::List;
-  if (sequence) { // sum/mean/max/min/softmax across a sequence
-    static const std::pair<const char *, SequenceKind> kinds[] = {
-        {"sum", SequenceKind::Sum}, {"mean", SequenceKind::Mean}, {"max", SequenceKind::Max},
-        {"min", SequenceKind::Min}, {"softmax", SequenceKind::Softmax}};
+  switch (builtin) {
+#define FOLDC_ELEMENTWISE(Kind, Name, Accepts) case Builtin::Kind:
+#include "passes/builtins/Ops.def"
+#define FOLDC_FUNCTION(Kind, Name, MinArgs, MaxArgs) case Builtin::Kind:
+#include "passes/builtins/Builtins.def"
+    return tensorFunction(builtin, std::move(args), type, site, ctx);
+  case Builtin::Length:
+    return listOperation(ListOp::Length, builtin, args, type, ctx);
+  case Builtin::Nth:
+    return listOperation(ListOp::Nth, builtin, args, type, ctx);
+  case Builtin::Zip:
+    return listOperation(ListOp::Zip, builtin, args, type, ctx);
+  case Builtin::Ngrams:
+    return listOperation(ListOp::Ngrams, builtin, args, type, ctx);
+  case Builtin::Map:
+    return loop(CombinatorKind::Map, builtin, args, type, site, ctx);
+  case Builtin::ZipWith:
+    return loop(CombinatorKind::ZipWith, builtin, args, type, site, ctx);
+  case Builtin::Fold:
+    return loop(CombinatorKind::Fold, builtin, args, type, site, ctx);
+  case Builtin::Rnn:
+    return loop(CombinatorKind::Rnn, builtin, args, type, site, ctx);
+  case Builtin::Reduce:
+    return loop(CombinatorKind::Reduce, builtin, args, type, site, ctx);
+  }
+  return LoweredValue::none(type);
+}
+
+/// sum/mean/max/min/softmax across a sequence, rather than over a tensor's axis.
+static std::optional<SequenceKind> acrossSequence(Builtin builtin, const std::vector<LoweredValue> &args) {
+  if (args.empty() || !args[0].type || args[0].type->kind != TypeKind::List)
+    return std::nullopt;
+  switch (builtin) {
+  case Builtin::Sum: return SequenceKind::Sum;
+  case Builtin::Mean: return SequenceKind::Mean;
+  case Builtin::Max: return SequenceKind::Max;
+  case Builtin::Min: return SequenceKind::Min;
+  case Builtin::Softmax: return SequenceKind::Softmax;
+  default: return std::nullopt; // the type checker accepts no other function of a list
+  }
+}
+
+LoweredValue Lowering::tensorFunction(Builtin builtin, std::vector<LoweredValue> args, const TypeRef &type,
+                              const Expr &site, Context &ctx) {
+  std::string name(builtinInfo(builtin).name);
+  for (const LoweredValue &a : args)
+    if (a.kind == LoweredValue::Kind::None)
+      return LoweredValue::none(type);
+  if (std::optional<SequenceKind> kind = acrossSequence(builtin, args)) {
     UnfoldStep s = structuralStep(ListOp::List, {args[0]});
     s.kind = UnfoldStep::Kind::Sequence;
     s.range = site.range();
-    for (auto [n, kind] : kinds)
-      if (name == n)
-        s.sequence = kind;
+    s.sequence = *kind;
     s.text = "seq_" + name + "(" + s.values[0].text + ") pairwise, depth ceil(log2 n)";
     s.helpers = sequenceKernels(s.sequence, args[0].type->element0(), ctx.name, site.range());
     return structural(ctx, std::move(s), type, maxStage(args));
   }
-  std::optional<OpKind> op = opNamed(name);
-  if (!op)
-    return notSupported(site.range(), "'" + name + "' here", type);
-  switch (opInfo(*op).family) {
+  OpKind op = *opOf(builtin);
+  switch (opInfo(op).family) {
   case OpFamily::Reduce: case OpFamily::Argmax: case OpFamily::Softmax:
   case OpFamily::LogSoftmax: case OpFamily::Concat: case OpFamily::Dot:
-    for (const AVal &a : args)
+    for (const LoweredValue &a : args)
       if (a.type->isTensor() && a.type->shape.size() >= 2)
         return notSupported(site.range(), "'" + name + "' of a tensor of rank 2 or more", type);
     break;
@@ -98,8 +131,8 @@ AVal Lowering::builtin(const std::string &name, std::vector<AVal> args, const Ty
     break;
   }
   OpAttrs attrs;
-  std::vector<AVal> operands;
-  switch (*op) {
+  std::vector<LoweredValue> operands;
+  switch (op) {
   case OpKind::Zeros: case OpKind::Ones:
     break; // the sizes are in the type
   case OpKind::OneHot: case OpKind::Vector:
@@ -114,13 +147,13 @@ AVal Lowering::builtin(const std::string &name, std::vector<AVal> args, const Ty
   default:
     operands = args;
   }
-  return emit(ctx, *op, operands, type, site.range(), attrs);
+  return emit(ctx, op, operands, type, site.range(), attrs);
 }
 
-std::vector<HostExprRef> Lowering::hostOperands(const std::vector<AVal> &args) {
+std::vector<HostExprRef> Lowering::hostOperands(const std::vector<LoweredValue> &args) {
   std::vector<HostExprRef> operands;
-  for (const AVal &a : args) {
-    if (a.kind == AVal::Kind::Handle) { // a list of tensors: a vector of handles at unfold time
+  for (const LoweredValue &a : args) {
+    if (a.kind == LoweredValue::Kind::Handle) { // a list of tensors: a vector of handles at unfold time
       auto e = hostExpr(HostExpr::Kind::Local, a.type);
       e->handle = a.handle;
       operands.push_back(e);
@@ -131,41 +164,34 @@ std::vector<HostExprRef> Lowering::hostOperands(const std::vector<AVal> &args) {
   return operands;
 }
 
-AVal Lowering::combinator(const std::string &name, std::vector<AVal> args, const TypeRef &type,
-                          const Expr &site, Context &ctx) {
+LoweredValue Lowering::listOperation(ListOp op, Builtin builtin, std::vector<LoweredValue> args,
+                             const TypeRef &type, Context &ctx) {
+  if (!type->isHost())
+    return structural(ctx, structuralStep(op, args), type, maxStage(args));
+  std::string shown;
+  for (const LoweredValue &a : args)
+    shown += (shown.empty() ? "" : ", ") + a.text;
+  auto call = hostExpr(HostExpr::Kind::Call, type, hostOperands(args));
+  call->listOp = op;
+  return LoweredValue::host(std::string(builtinInfo(builtin).name) + "(" + shown + ")", type, call);
+}
+
+LoweredValue Lowering::loop(CombinatorKind combinator, Builtin builtin, std::vector<LoweredValue> args,
+                    const TypeRef &type, const Expr &site, Context &ctx) {
   int stage = maxStage(args);
-  static const std::pair<const char *, ListOp> listOps[] = {
-      {"length", ListOp::Length}, {"nth", ListOp::Nth}, {"zip", ListOp::Zip},
-      {"ngrams", ListOp::Ngrams}};
-  for (auto [n, op] : listOps) {
-    if (name != n)
-      continue;
-    if (!type->isHost())
-      return structural(ctx, structuralStep(op, args), type, stage);
-    std::string shown;
-    for (const AVal &a : args)
-      shown += (shown.empty() ? "" : ", ") + a.text;
-    auto call = hostExpr(HostExpr::Kind::Call, type, hostOperands(args));
-    call->listOp = op;
-    return AVal::host(name + "(" + shown + ")", type, call);
-  }
-  static const std::pair<const char *, CombinatorKind> loops[] = {
-      {"map", CombinatorKind::Map}, {"zip_with", CombinatorKind::ZipWith},
-      {"fold", CombinatorKind::Fold}, {"rnn", CombinatorKind::Rnn},
-      {"reduce", CombinatorKind::Reduce}};
+  std::string name(builtinInfo(builtin).name);
   UnfoldStep loop = makeStep(UnfoldStep::Kind::Combinator, "");
-  for (auto [n, kind] : loops)
-    if (name == n)
-      loop.combinator = kind;
+  loop.combinator = combinator;
   if (!args[0].block)
     return notSupported(site.range(), "the block given to '" + name + "'", type);
-  auto elementOf = [](const AVal &list) {
+  auto elementOf = [](const LoweredValue &list) {
     return list.type && list.type->kind == TypeKind::List ? list.type->element0()
                                                           : types::errorType();
   };
-  std::string how = name == "fold" || name == "rnn" ? "sequential: depth n"
-                    : name == "reduce"              ? "balanced: depth ceil(log2 n)"
-                                                    : "one instance per element";
+  std::string how = combinator == CombinatorKind::Fold || combinator == CombinatorKind::Rnn
+                        ? "sequential: depth n"
+                    : combinator == CombinatorKind::Reduce ? "balanced: depth ceil(log2 n)"
+                                                           : "one instance per element";
   loop.target = newLocal(PlanLocal::Kind::StepResult, type);
   std::string id = shown(loop.target);
   loop.type = type;
@@ -184,7 +210,7 @@ AVal Lowering::combinator(const std::string &name, std::vector<AVal> args, const
     loop.loopLocals.push_back(newLocal(PlanLocal::Kind::LoopVariable, t, "", id + "." + what));
     return fromHandle({loop.loopLocals.back(), {}}, id + "." + what, t, 0);
   };
-  std::vector<AVal> blockArgs;
+  std::vector<LoweredValue> blockArgs;
   switch (loop.combinator) {
   case CombinatorKind::Map: blockArgs = {arg("x", elementOf(args[1]))}; break;
   case CombinatorKind::ZipWith:
@@ -206,8 +232,8 @@ AVal Lowering::combinator(const std::string &name, std::vector<AVal> args, const
     each = type->element0();
   else if (loop.combinator == CombinatorKind::Rnn)
     each = types::tuple({type->elements[0]->element0(), type->elements[1]});
-  AVal result = apply(args[0].block, blockArgs, each, site, body);
-  if (result.kind != AVal::Kind::None) {
+  LoweredValue result = apply(args[0].block, blockArgs, each, site, body);
+  if (result.kind != LoweredValue::Kind::None) {
     StepValue yielded = valueOf(result);
     finish(body);
     loop.children.push_back(makeStep(UnfoldStep::Kind::Yield, "yield " + yielded.text, {yielded}));

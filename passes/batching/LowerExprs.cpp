@@ -3,13 +3,13 @@
 #include "passes/batching/Lowering.h"
 
 #include "frontend/ASTPrinter.h"
-#include "passes/sema/Builtins.h"
+#include "passes/builtins/Builtins.h"
 
 #include <algorithm>
 
 namespace foldc::lowering {
 
-AVal Lowering::eval(const Expr &e, Context &ctx) {
+LoweredValue Lowering::eval(const Expr &e, Context &ctx) {
   TypeRef type = program_.typeOf(e);
   switch (e.kind()) {
   case ExprKind::IntLit:
@@ -21,28 +21,28 @@ AVal Lowering::eval(const Expr &e, Context &ctx) {
     return evalName(static_cast<const NameExpr &>(e), type, ctx);
   case ExprKind::Member: {
     auto &m = static_cast<const MemberExpr &>(e);
-    AVal base = eval(*m.base, ctx);
+    LoweredValue base = eval(*m.base, ctx);
     if (m.selector.isIndex())
       return element(base, *m.selector.index);
     auto field = hostExpr(HostExpr::Kind::Field, type, {base.expr});
     field->field = m.selector.field;
-    return AVal::host(toSource(e), type, field);
+    return LoweredValue::host(toSource(e), type, field);
   }
   case ExprKind::Tuple: {
-    AVal t;
-    t.kind = AVal::Kind::Tuple;
+    LoweredValue t;
+    t.kind = LoweredValue::Kind::Tuple;
     t.type = type;
     for (const ExprPtr &x : static_cast<const TupleExpr &>(e).elements)
       t.elements.push_back(eval(*x, ctx));
     return t;
   }
   case ExprKind::Neg: {
-    AVal x = eval(*static_cast<const NegExpr &>(e).operand, ctx);
-    if (x.kind == AVal::Kind::Host) { // -x on the host is 0 - x
+    LoweredValue x = eval(*static_cast<const NegExpr &>(e).operand, ctx);
+    if (x.kind == LoweredValue::Kind::Host) { // -x on the host is 0 - x
       auto zero = hostExpr(HostExpr::Kind::Literal, type);
       auto negated = hostExpr(HostExpr::Kind::Binary, type, {zero, x.expr});
       negated->hostOp = HostOp::Sub;
-      AVal v = AVal::host(toSource(e), type, negated);
+      LoweredValue v = LoweredValue::host(toSource(e), type, negated);
       v.constant = x.constant;
       v.number = -x.number;
       return v;
@@ -70,14 +70,14 @@ AVal Lowering::eval(const Expr &e, Context &ctx) {
   case ExprKind::If:
     return evalIf(static_cast<const IfExpr &>(e), type, ctx);
   case ExprKind::List: {
-    std::vector<AVal> elements;
+    std::vector<LoweredValue> elements;
     for (const ExprPtr &x : static_cast<const ListExpr &>(e).elements)
       elements.push_back(eval(*x, ctx));
     if (type->isHost()) {
       std::vector<HostExprRef> hosts;
-      for (const AVal &x : elements)
+      for (const LoweredValue &x : elements)
         hosts.push_back(x.expr);
-      return AVal::host(toSource(e), type, hostExpr(HostExpr::Kind::List, type, hosts));
+      return LoweredValue::host(toSource(e), type, hostExpr(HostExpr::Kind::List, type, hosts));
     }
     return structural(ctx, structuralStep(ListOp::List, elements), type, 0);
   }
@@ -87,38 +87,38 @@ AVal Lowering::eval(const Expr &e, Context &ctx) {
   return notSupported(e.range(), "this expression outside a layer's sizes", type);
 }
 
-AVal Lowering::tuple(std::vector<AVal> elements) {
-  AVal t;
-  t.kind = AVal::Kind::Tuple;
+LoweredValue Lowering::tuple(std::vector<LoweredValue> elements) {
+  LoweredValue t;
+  t.kind = LoweredValue::Kind::Tuple;
   std::vector<TypeRef> ts;
-  for (const AVal &e : elements)
+  for (const LoweredValue &e : elements)
     ts.push_back(e.type);
   t.type = types::tuple(ts);
   t.elements = std::move(elements);
   return t;
 }
 
-AVal Lowering::blockValue(const TypeRef &type) {
-  AVal v;
-  v.kind = AVal::Kind::Block;
+LoweredValue Lowering::blockValue(const TypeRef &type) {
+  LoweredValue v;
+  v.kind = LoweredValue::Kind::Block;
   v.type = type;
   v.block = type->block;
   return v;
 }
 
-AVal Lowering::constant(const std::string &text, const ConstValue &value, const TypeRef &type) {
+LoweredValue Lowering::constant(const std::string &text, const ConstValue &value, const TypeRef &type) {
   auto e = hostExpr(HostExpr::Kind::Literal, type);
   e->integer = value.intValue;
   e->number = value.asDouble();
-  AVal v = AVal::host(text, type, e);
+  LoweredValue v = LoweredValue::host(text, type, e);
   v.constant = true;
   v.number = value.asDouble();
   return v;
 }
 
-AVal Lowering::literal(const Expr &e, const TypeRef &type) {
+LoweredValue Lowering::literal(const Expr &e, const TypeRef &type) {
   auto lit = hostExpr(HostExpr::Kind::Literal, type);
-  AVal v = AVal::host(toSource(e), type, lit);
+  LoweredValue v = LoweredValue::host(toSource(e), type, lit);
   if (auto *i = dyn_cast<IntLitExpr>(&e))
     lit->integer = i->value, lit->number = double(i->value);
   else if (auto *f = dyn_cast<FloatLitExpr>(&e))
@@ -132,7 +132,7 @@ AVal Lowering::literal(const Expr &e, const TypeRef &type) {
   return v;
 }
 
-AVal Lowering::evalName(const NameExpr &name, const TypeRef &type, Context &ctx) {
+LoweredValue Lowering::evalName(const NameExpr &name, const TypeRef &type, Context &ctx) {
   const Symbol &sym = program_.names->names.at(&name);
   switch (sym.kind) {
   case Symbol::Kind::Local: {
@@ -174,7 +174,7 @@ std::string Lowering::paramKey(const Expr &e) {
   return "";
 }
 
-AVal Lowering::evalBinary(const BinaryExpr &b, const TypeRef &type, Context &ctx) {
+LoweredValue Lowering::evalBinary(const BinaryExpr &b, const TypeRef &type, Context &ctx) {
   // x @ W and x + b of a parameter: the kernels read it in place.
   if (std::string key = paramKey(*b.rhs); !key.empty()) {
     TypeRef rhs = program_.typeOf(*b.rhs);
@@ -184,14 +184,14 @@ AVal Lowering::evalBinary(const BinaryExpr &b, const TypeRef &type, Context &ctx
     if (b.op == BinaryOp::Add && lhs->isTensor() && sameType(lhs, rhs))
       return emitWithParam(ctx, OpKind::BiasAdd, {eval(*b.lhs, ctx)}, type, b.range(), key);
   }
-  AVal lhs = eval(*b.lhs, ctx), rhs = eval(*b.rhs, ctx);
-  if (lhs.kind == AVal::Kind::Host && rhs.kind == AVal::Kind::Host) {
+  LoweredValue lhs = eval(*b.lhs, ctx), rhs = eval(*b.rhs, ctx);
+  if (lhs.kind == LoweredValue::Kind::Host && rhs.kind == LoweredValue::Kind::Host) {
     static const HostOp hostOps[] = {HostOp::Add, HostOp::Sub, HostOp::Mul, HostOp::Div,
                                      HostOp::Add, HostOp::Eq,  HostOp::Ne,  HostOp::Lt,
                                      HostOp::Le,  HostOp::Gt,  HostOp::Ge};
     auto e = hostExpr(HostExpr::Kind::Binary, type, {lhs.expr, rhs.expr});
     e->hostOp = hostOps[int(b.op)];
-    return AVal::host(toSource(b), type, e);
+    return LoweredValue::host(toSource(b), type, e);
   }
   static const OpKind ops[] = {OpKind::Add, OpKind::Sub, OpKind::Mul, OpKind::Div,
                                OpKind::MatMul, OpKind::Eq, OpKind::Ne, OpKind::Lt,
@@ -199,13 +199,13 @@ AVal Lowering::evalBinary(const BinaryExpr &b, const TypeRef &type, Context &ctx
   return emit(ctx, ops[int(b.op)], {lhs, rhs}, type, b.range());
 }
 
-AVal Lowering::evalIndexOrSlice(const Expr &e, const TypeRef &type, Context &ctx) {
+LoweredValue Lowering::evalIndexOrSlice(const Expr &e, const TypeRef &type, Context &ctx) {
   const Expr &base = isa<IndexExpr>(&e) ? *static_cast<const IndexExpr &>(e).base
                                         : *static_cast<const SliceExpr &>(e).base;
-  AVal b = eval(base, ctx);
+  LoweredValue b = eval(base, ctx);
   if (b.type->kind == TypeKind::List) { // of a list: unfolding picks the elements
     ListOp op = isa<IndexExpr>(&e) ? ListOp::Index : ListOp::Slice;
-    std::vector<AVal> parts = {b};
+    std::vector<LoweredValue> parts = {b};
     if (auto *index = dyn_cast<IndexExpr>(&e)) {
       parts.push_back(eval(*index->index, ctx));
     } else {
@@ -218,7 +218,7 @@ AVal Lowering::evalIndexOrSlice(const Expr &e, const TypeRef &type, Context &ctx
     if (type->isHost()) {
       auto call = hostExpr(HostExpr::Kind::Call, type, hostOperands(parts));
       call->listOp = op;
-      return AVal::host(toSource(e), type, call);
+      return LoweredValue::host(toSource(e), type, call);
     }
     return structural(ctx, structuralStep(op, parts, toSource(e)), type, 0);
   }
@@ -241,16 +241,16 @@ std::pair<int64_t, int64_t> Lowering::boundsOf(const Expr &e, const TypeRef &bas
   return {value(slice.lo.get(), 0), value(slice.hi.get(), base->shape.back())};
 }
 
-AVal Lowering::evalCall(const CallExpr &call, const TypeRef &type, Context &ctx) {
+LoweredValue Lowering::evalCall(const CallExpr &call, const TypeRef &type, Context &ctx) {
   if (type->kind == TypeKind::Block) // a partial application: a block, applied later
     return blockValue(type);
-  std::vector<AVal> args;
+  std::vector<LoweredValue> args;
   for (const Argument &a : call.args)
     args.push_back(eval(*a.value, ctx));
   if (auto *name = dyn_cast<NameExpr>(call.callee.get())) {
     const Symbol &sym = program_.names->names.at(name);
     if (sym.kind == Symbol::Kind::Builtin)
-      return builtin(name->name, args, type, call, ctx);
+      return builtin(*builtinNamed(name->name), args, type, call, ctx);
     // A block parameter of an inlined def: apply the block it was given.
     if (auto bound = env_.find(sym.binding);
         sym.kind == Symbol::Kind::Local && bound != env_.end() && bound->second.block)
@@ -260,26 +260,26 @@ AVal Lowering::evalCall(const CallExpr &call, const TypeRef &type, Context &ctx)
   return apply(callee->block, args, type, call, ctx);
 }
 
-std::vector<AVal> Lowering::adapt(std::vector<AVal> args, size_t arity) {
+std::vector<LoweredValue> Lowering::adapt(std::vector<LoweredValue> args, size_t arity) {
   if (args.size() == arity)
     return args;
   if (arity == 1) {
-    AVal t;
-    t.kind = AVal::Kind::Tuple;
+    LoweredValue t;
+    t.kind = LoweredValue::Kind::Tuple;
     t.elements = std::move(args);
     std::vector<TypeRef> ts;
-    for (const AVal &a : t.elements)
+    for (const LoweredValue &a : t.elements)
       ts.push_back(a.type);
     t.type = types::tuple(ts);
     return {t};
   }
-  std::vector<AVal> spread;
+  std::vector<LoweredValue> spread;
   for (size_t i = 0; i < arity; ++i)
     spread.push_back(element(args[0], i));
   return spread;
 }
 
-AVal Lowering::apply(const std::shared_ptr<const BlockValue> &block, std::vector<AVal> args,
+LoweredValue Lowering::apply(const std::shared_ptr<const BlockValue> &block, std::vector<LoweredValue> args,
                      const TypeRef &type, const Expr &site, Context &ctx) {
   if (!block)
     return notSupported(site.range(),
@@ -304,7 +304,7 @@ AVal Lowering::apply(const std::shared_ptr<const BlockValue> &block, std::vector
     for (size_t i = 0; i < args.size(); ++i)
       env_[&fn.params[i]] = args[i];
     fusing_.push_back(fn.name);
-    AVal result;
+    LoweredValue result;
     if (fn.exprBody)
       result = eval(*fn.exprBody, ctx);
     for (const StmtPtr &s : fn.body) {
@@ -330,24 +330,24 @@ AVal Lowering::apply(const std::shared_ptr<const BlockValue> &block, std::vector
     return eval(*lambda.body, ctx);
   }
   case BlockValue::Kind::Accessor: {
-    AVal base = adapt(std::move(args), 1)[0];
+    LoweredValue base = adapt(std::move(args), 1)[0];
     if (block->selector.isIndex())
       return element(base, *block->selector.index);
     TypeRef fieldType = type->isError() ? typeOfField(base.type, block->selector.field) : type;
     auto field = hostExpr(HostExpr::Kind::Field, fieldType, {base.expr});
     field->field = block->selector.field;
-    return AVal::host(toSource(site), fieldType, field);
+    return LoweredValue::host(toSource(site), fieldType, field);
   }
   case BlockValue::Kind::Partial: {
-    std::vector<AVal> all;
+    std::vector<LoweredValue> all;
     for (const Expr *e : block->boundArgs)
       all.push_back(eval(*e, ctx));
-    for (AVal &a : args)
+    for (LoweredValue &a : args)
       all.push_back(std::move(a));
     return builtin(block->builtin, all, type, site, ctx);
   }
   case BlockValue::Kind::Compose: {
-    AVal middle = apply(block->first, std::move(args), types::errorType(), site, ctx);
+    LoweredValue middle = apply(block->first, std::move(args), types::errorType(), site, ctx);
     return apply(block->second, {middle}, type, site, ctx);
   }
   case BlockValue::Kind::Host: { // an imported C++ function, run at unfold time
@@ -355,7 +355,7 @@ AVal Lowering::apply(const std::shared_ptr<const BlockValue> &block, std::vector
     args = adapt(std::move(args), f.params.size());
     auto call = hostExpr(HostExpr::Kind::HostCall, type, hostOperands(args));
     call->function = f.qualifiedName;
-    return AVal::host(toSource(site), type, call);
+    return LoweredValue::host(toSource(site), type, call);
   }
   case BlockValue::Kind::Typed:
     return notSupported(site.range(),
@@ -363,7 +363,7 @@ AVal Lowering::apply(const std::shared_ptr<const BlockValue> &block, std::vector
                         "match, if, loops or recursion)",
                         type);
   }
-  return AVal::none(type);
+  return LoweredValue::none(type);
 }
 
 TypeRef Lowering::typeOfField(const TypeRef &base, const std::string &field) const {
@@ -381,8 +381,8 @@ TypeRef Lowering::typeOfField(const TypeRef &base, const std::string &field) con
 UnfoldStep Lowering::lowerBranch(UnfoldStep arm, const std::string &contextName, const Expr &body,
                                  int result) {
   Context branch(contextName, &arm.children);
-  AVal v = eval(body, branch);
-  if (v.kind == AVal::Kind::None) {
+  LoweredValue v = eval(body, branch);
+  if (v.kind == LoweredValue::Kind::None) {
     finish(branch);
     return arm;
   }
@@ -395,14 +395,14 @@ UnfoldStep Lowering::lowerBranch(UnfoldStep arm, const std::string &contextName,
   return arm;
 }
 
-AVal Lowering::branchResult(int result, const TypeRef &type) {
+LoweredValue Lowering::branchResult(int result, const TypeRef &type) {
   return fromHandle({result, {}}, shown(result), type, 1);
 }
 
-AVal Lowering::evalMatch(const MatchExpr &m, const TypeRef &type, Context &ctx) {
-  AVal scrutinee = eval(*m.scrutinee, ctx);
-  if (scrutinee.kind != AVal::Kind::Host)
-    return AVal::none(type);
+LoweredValue Lowering::evalMatch(const MatchExpr &m, const TypeRef &type, Context &ctx) {
+  LoweredValue scrutinee = eval(*m.scrutinee, ctx);
+  if (scrutinee.kind != LoweredValue::Kind::Host)
+    return LoweredValue::none(type);
   UnfoldStep s = makeStep(UnfoldStep::Kind::Match, "match " + scrutinee.text, {valueOf(scrutinee)});
   s.range = m.range();
   s.target = newLocal(PlanLocal::Kind::StepResult, type);
@@ -435,10 +435,10 @@ AVal Lowering::evalMatch(const MatchExpr &m, const TypeRef &type, Context &ctx) 
   return branchResult(ctx.steps->back().target, type);
 }
 
-AVal Lowering::evalIf(const IfExpr &e, const TypeRef &type, Context &ctx) {
-  AVal cond = eval(*e.cond, ctx);
-  if (cond.kind != AVal::Kind::Host)
-    return AVal::none(type);
+LoweredValue Lowering::evalIf(const IfExpr &e, const TypeRef &type, Context &ctx) {
+  LoweredValue cond = eval(*e.cond, ctx);
+  if (cond.kind != LoweredValue::Kind::Host)
+    return LoweredValue::none(type);
   UnfoldStep s = makeStep(UnfoldStep::Kind::If, "if " + toSource(*e.cond), {valueOf(cond)});
   s.range = e.range();
   s.target = newLocal(PlanLocal::Kind::StepResult, type);

@@ -22,14 +22,15 @@ namespace foldc::lowering {
 std::shared_ptr<HostExpr> hostExpr(HostExpr::Kind kind, TypeRef type,
                                    std::vector<HostExprRef> operands = {});
 
-/// What lowering knows about a value.
-struct AVal {
+/// What lowering knows about a value of the source: a host value, a kernel
+/// result (Local), a handle of unfolding, a tuple or block of them, or none.
+struct LoweredValue {
   enum class Kind { Host, Local, Handle, Tuple, Block, None } kind = Kind::None;
   std::string text; ///< for people: the source, or the handle's name in the plan
   TypeRef type;
   int kernel = -1, value = -1; ///< Local: value `value` of kernel `kernel`
   int stage = 0;               ///< Local, Handle
-  std::vector<AVal> elements;  ///< Tuple
+  std::vector<LoweredValue> elements;  ///< Tuple
   std::shared_ptr<const BlockValue> block;
   bool constant = false; ///< Host: a number known at compile time, folded into kernels
   double number = 0;     ///< its value
@@ -37,8 +38,8 @@ struct AVal {
   foldc::Handle handle;  ///< Handle
 
   bool isTensorLike() const { return kind == Kind::Local || kind == Kind::Handle; }
-  static AVal host(std::string text, TypeRef type, HostExprRef expr) {
-    AVal v;
+  static LoweredValue host(std::string text, TypeRef type, HostExprRef expr) {
+    LoweredValue v;
     v.kind = Kind::Host;
     v.text = std::move(text);
     v.type = std::move(type);
@@ -46,8 +47,8 @@ struct AVal {
     return v;
   }
   /// A value already reported as an error: lowering goes on without it.
-  static AVal none(TypeRef type) {
-    AVal v;
+  static LoweredValue none(TypeRef type) {
+    LoweredValue v;
     v.type = std::move(type);
     return v;
   }
@@ -87,7 +88,7 @@ private:
   void mergeIdenticalKernels();
 
   /// "not supported yet", located at the construct: tier 2 of the diagnostics.
-  AVal notSupported(SourceRange at, const std::string &what, const TypeRef &type);
+  LoweredValue notSupported(SourceRange at, const std::string &what, const TypeRef &type);
 
   // ------------------------------------------------------------ inlining
   bool inlinable(const FunctionDecl &fn);
@@ -117,29 +118,29 @@ private:
 
   /// The value held in `handle`: tuples holding tensors arrive element-wise,
   /// host values as host expressions, tensors as handles.
-  AVal fromHandle(foldc::Handle handle, const std::string &text, const TypeRef &type, int stage);
+  LoweredValue fromHandle(foldc::Handle handle, const std::string &text, const TypeRef &type, int stage);
 
   static UnfoldStep makeStep(UnfoldStep::Kind kind, std::string text,
                              std::vector<StepValue> values = {});
 
   /// The context's kernels are placed, then `return value`.
-  void returnStep(const AVal &v, Context &ctx);
+  void returnStep(const LoweredValue &v, Context &ctx);
 
   void lowerStmt(const Stmt &s, Context &ctx);
 
-  void markResult(AVal v, ResultRole role, int metric, Context &ctx, SourceRange at);
+  void markResult(LoweredValue v, ResultRole role, int metric, Context &ctx, SourceRange at);
 
-  void bind(const Pattern &p, const AVal &v);
+  void bind(const Pattern &p, const LoweredValue &v);
 
-  AVal element(const AVal &v, size_t i);
+  LoweredValue element(const LoweredValue &v, size_t i);
 
   /// What a step reads for `v`: a handle, a kernel result (its kernel is
   /// placed first), a host value or a tuple of these.
-  StepValue valueOf(const AVal &v);
+  StepValue valueOf(const LoweredValue &v);
 
   /// A local value used outside its kernel becomes one of the kernel's
   /// results, and the kernel is instantiated before that use.
-  void materialize(const AVal &v);
+  void materialize(const LoweredValue &v);
 
   // ------------------------------------------------------------ kernels
   KernelPlan &kernelAt(Context &ctx, int stage, SourceRange range);
@@ -152,16 +153,16 @@ private:
 
   /// The operand naming `v` inside kernel `k`: an op result, an argument
   /// (added the first time) when it comes from outside, a host input or a constant.
-  PlanOperand operandIn(KernelPlan &k, const AVal &v);
+  PlanOperand operandIn(KernelPlan &k, const LoweredValue &v);
 
-  static int indexOf(std::vector<HostInput> &inputs, const AVal &v);
+  static int indexOf(std::vector<HostInput> &inputs, const LoweredValue &v);
 
   /// Adds an operation over tensor operands (host operands become host
   /// inputs, compile-time numbers constants).
-  AVal emit(Context &ctx, OpKind kind, const std::vector<AVal> &operands, TypeRef type,
+  LoweredValue emit(Context &ctx, OpKind kind, const std::vector<LoweredValue> &operands, TypeRef type,
             SourceRange range, OpAttrs attrs = {});
   /// An op reading parameter `key` (Gather, Linear, BiasAdd, Read).
-  AVal emitWithParam(Context &ctx, OpKind kind, const std::vector<AVal> &operands, TypeRef type,
+  LoweredValue emitWithParam(Context &ctx, OpKind kind, const std::vector<LoweredValue> &operands, TypeRef type,
                      SourceRange range, const std::string &key);
 
   /// An op of `k` computing exactly what `op` does (same operation, operands
@@ -170,66 +171,66 @@ private:
   static int sameOp(const KernelPlan &k, const PlanOp &op);
 
   // ------------------------------------------------------------ expressions
-  AVal eval(const Expr &e, Context &ctx);
+  LoweredValue eval(const Expr &e, Context &ctx);
 
-  static AVal tuple(std::vector<AVal> elements);
+  static LoweredValue tuple(std::vector<LoweredValue> elements);
 
-  AVal blockValue(const TypeRef &type);
+  LoweredValue blockValue(const TypeRef &type);
 
-  AVal constant(const std::string &text, const ConstValue &value, const TypeRef &type);
-  AVal literal(const Expr &e, const TypeRef &type);
+  LoweredValue constant(const std::string &text, const ConstValue &value, const TypeRef &type);
+  LoweredValue literal(const Expr &e, const TypeRef &type);
 
-  AVal evalName(const NameExpr &name, const TypeRef &type, Context &ctx);
+  LoweredValue evalName(const NameExpr &name, const TypeRef &type, Context &ctx);
 
   std::string ownerOf(const ParamDecl *param);
 
   /// A parameter named by `e`: its key (`W`, `cell.W`), or empty.
   std::string paramKey(const Expr &e);
 
-  AVal evalBinary(const BinaryExpr &b, const TypeRef &type, Context &ctx);
+  LoweredValue evalBinary(const BinaryExpr &b, const TypeRef &type, Context &ctx);
 
-  AVal evalIndexOrSlice(const Expr &e, const TypeRef &type, Context &ctx);
+  LoweredValue evalIndexOrSlice(const Expr &e, const TypeRef &type, Context &ctx);
 
   /// [lo, hi) of a tensor slice, or of the index, with constants folded.
   std::pair<int64_t, int64_t> boundsOf(const Expr &e, const TypeRef &base);
 
   /// A Structural step computing `op` of `args`, shown as `shown` when given.
-  UnfoldStep structuralStep(ListOp op, const std::vector<AVal> &args,
+  UnfoldStep structuralStep(ListOp op, const std::vector<LoweredValue> &args,
                             const std::string &shown = "");
 
   /// Places a step of the unfolding that yields a value (a call, a
   /// combinator...), naming its value with a new local.
-  AVal structural(Context &ctx, UnfoldStep s, const TypeRef &type, int inputStage);
+  LoweredValue structural(Context &ctx, UnfoldStep s, const TypeRef &type, int inputStage);
 
-  int maxStage(const std::vector<AVal> &values);
+  int maxStage(const std::vector<LoweredValue> &values);
 
-  AVal evalCall(const CallExpr &call, const TypeRef &type, Context &ctx);
+  LoweredValue evalCall(const CallExpr &call, const TypeRef &type, Context &ctx);
 
   /// Spreads one tuple argument over several parameters, or packs several into one.
-  std::vector<AVal> adapt(std::vector<AVal> args, size_t arity);
+  std::vector<LoweredValue> adapt(std::vector<LoweredValue> args, size_t arity);
 
-  AVal apply(const std::shared_ptr<const BlockValue> &block, std::vector<AVal> args,
+  LoweredValue apply(const std::shared_ptr<const BlockValue> &block, std::vector<LoweredValue> args,
              const TypeRef &type, const Expr &site, Context &ctx);
 
   /// The type of `base.field` (for accessor blocks applied inside a composition).
   TypeRef typeOfField(const TypeRef &base, const std::string &field) const;
 
-  AVal layer(const LayerDecl &decl, std::vector<AVal> args, const Expr &site, Context &ctx);
+  LoweredValue layer(const LayerDecl &decl, std::vector<LoweredValue> args, const Expr &site, Context &ctx);
 
   // Recurrent cells are lowered to primitive operations, so they fuse with
   // what surrounds them and get their gradients from the primitives'.
-  AVal linearOf(const AVal &x, const std::string &param, int64_t out, Context &ctx, SourceRange at);
-  AVal sliceOf(const AVal &x, int64_t lo, int64_t hi, Context &ctx, SourceRange at);
-  AVal elementwise(OpKind op, std::vector<AVal> xs, int64_t h, Context &ctx, SourceRange at);
+  LoweredValue linearOf(const LoweredValue &x, const std::string &param, int64_t out, Context &ctx, SourceRange at);
+  LoweredValue sliceOf(const LoweredValue &x, int64_t lo, int64_t hi, Context &ctx, SourceRange at);
+  LoweredValue elementwise(OpKind op, std::vector<LoweredValue> xs, int64_t h, Context &ctx, SourceRange at);
 
   /// lstm: g = x@W + h@U + b; i, f, o, u from its quarters;
   /// c' = i*u + f*c; h' = o*tanh(c'); gives (h', (h', c')).
-  AVal lstmCell(const LayerDecl &decl, const LayerInfo &info, const AVal &x, const AVal &state,
+  LoweredValue lstmCell(const LayerDecl &decl, const LayerInfo &info, const LoweredValue &x, const LoweredValue &state,
                 Context &ctx, SourceRange at);
 
   /// gru: z, r from x@W + s@U + b; n = tanh(x@W + b + (r*s)@U) on the last
   /// third; s' = n + z*(s - n) = (1-z)*n + z*s; gives (s', s').
-  AVal gruCell(const LayerDecl &decl, const LayerInfo &info, const AVal &x, const AVal &s,
+  LoweredValue gruCell(const LayerDecl &decl, const LayerInfo &info, const LoweredValue &x, const LoweredValue &s,
                Context &ctx, SourceRange at);
 
   /// A kernel of one operation over tensor arguments `args` (and host
@@ -241,15 +242,24 @@ private:
   std::vector<int> sequenceKernels(SequenceKind kind, const TypeRef &element,
                                    const std::string &context, SourceRange at);
 
-  AVal builtin(const std::string &name, std::vector<AVal> args, const TypeRef &type,
-               const Expr &site, Context &ctx);
+  /// A call of a builtin: a kernel op, a step across a sequence, a list
+  /// operation or a loop.
+  LoweredValue builtin(Builtin builtin, std::vector<LoweredValue> args, const TypeRef &type, const Expr &site,
+               Context &ctx);
+  LoweredValue tensorFunction(Builtin builtin, std::vector<LoweredValue> args, const TypeRef &type,
+                      const Expr &site, Context &ctx);
+  /// length, nth, zip, ngrams: on the host when the result is host data,
+  /// otherwise a structural step.
+  LoweredValue listOperation(ListOp op, Builtin builtin, std::vector<LoweredValue> args, const TypeRef &type,
+                     Context &ctx);
 
   /// Arguments of a call computed at unfold time; a list of handles is a
   /// host vector there too.
-  static std::vector<HostExprRef> hostOperands(const std::vector<AVal> &args);
+  static std::vector<HostExprRef> hostOperands(const std::vector<LoweredValue> &args);
 
-  AVal combinator(const std::string &name, std::vector<AVal> args, const TypeRef &type,
-                  const Expr &site, Context &ctx);
+  /// map, zip_with, fold, rnn, reduce: an unfolding loop over the block's body.
+  LoweredValue loop(CombinatorKind combinator, Builtin builtin, std::vector<LoweredValue> args,
+            const TypeRef &type, const Expr &site, Context &ctx);
 
   /// One arm of a match or branch of an if: its own context, whose value is
   /// given out as `result`.
@@ -258,18 +268,18 @@ private:
 
   /// The value of a match or if. Its stage only groups work: correctness
   /// comes from placing kernels where their values are first used.
-  AVal branchResult(int result, const TypeRef &type);
+  LoweredValue branchResult(int result, const TypeRef &type);
 
-  AVal evalMatch(const MatchExpr &m, const TypeRef &type, Context &ctx);
+  LoweredValue evalMatch(const MatchExpr &m, const TypeRef &type, Context &ctx);
 
-  AVal evalIf(const IfExpr &e, const TypeRef &type, Context &ctx);
+  LoweredValue evalIf(const IfExpr &e, const TypeRef &type, Context &ctx);
 
   const TypedProgram &program_;
   DiagnosticEngine &diag_;
   BatchPlan plan_;
   std::map<const FunctionDecl *, bool> inlinable_;
   std::map<const FunctionDecl *, int> functionIndex_;
-  std::map<const void *, AVal> env_;
+  std::map<const void *, LoweredValue> env_;
   std::map<int, Context *> owner_; ///< kernels not instantiated yet -> their context
   std::vector<std::string> fusing_;
   FunctionPlan *function_ = nullptr; ///< the function being lowered

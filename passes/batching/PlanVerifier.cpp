@@ -264,8 +264,7 @@ private:
       break;
     }
     case UnfoldStep::Kind::Sequence: {
-      static const size_t helpers[] = {2, 3, 2, 2, 4};
-      if (s.helpers.size() != helpers[int(s.sequence)])
+      if (s.helpers.size() != helperKernelCount(s.sequence))
         failStep(s, "has the wrong helper kernels");
       for (int h : s.helpers)
         if (h < 0 || size_t(h) >= plan_.kernels.size() || !plan_.kernels[size_t(h)].helper)

@@ -1,7 +1,7 @@
 // Name resolution over the whole module, with lexical scopes for locals.
 #include "passes/sema/NameResolution.h"
 
-#include "passes/sema/Builtins.h"
+#include "passes/builtins/Builtins.h"
 
 #include <vector>
 
@@ -201,7 +201,7 @@ private:
       out_.names[&name] = symbol;
       return;
     }
-    if (findBuiltin(name.name)) {
+    if (isBuiltinName(name.name)) {
       out_.names[&name] = Symbol{Symbol::Kind::Builtin, nullptr, nullptr, name.name};
       return;
     }

@@ -48,9 +48,6 @@ struct Type {
   const TypeRef &element0() const { return elements.front(); }
 };
 
-/// How a parameter is initialised (`param ... = uniform(a, b)`, layer defaults).
-enum class InitKind { Zeros, Ones, Uniform, Normal, Glorot, Constant };
-
 namespace types {
 TypeRef intType();
 TypeRef floatType();

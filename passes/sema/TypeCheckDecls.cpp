@@ -2,7 +2,7 @@
 #include "passes/sema/TypeChecker.h"
 
 #include "frontend/ASTPrinter.h"
-#include "passes/sema/Builtins.h"
+#include "passes/builtins/Builtins.h"
 
 #include <functional>
 
@@ -114,137 +114,147 @@ ParamInfo TypeChecker::checkParam(const ParamDecl &param) {
     info.type = types::errorType();
   }
   bool matrix = info.type->isTensor() && info.type->shape.size() >= 2;
-  info.init = matrix ? InitKind::Glorot : InitKind::Zeros;
+  info.init = {matrix ? InitKind::Glorot : InitKind::Zeros};
   if (param.init)
-    checkInitializer(*param.init, info.type, info.init, info.a, info.b);
+    checkInitializer(*param.init, info.type, info.init);
   return info;
 }
 
-void TypeChecker::checkInitializer(const Expr &init, const TypeRef &paramType, InitKind &kind,
-                                   double &a, double &b) {
+void TypeChecker::checkInitializer(const Expr &init, const TypeRef &paramType,
+                                   Initializer &result) {
   const NameExpr *name = dyn_cast<NameExpr>(&init);
   const CallExpr *call = dyn_cast<CallExpr>(&init);
   if (call)
     name = dyn_cast<NameExpr>(call->callee.get());
-  if (!name || !isInitializerName(name->name)) {
+  std::optional<InitKind> written = name ? initKindNamed(name->name) : std::nullopt;
+  if (!written) {
     diag_.error(init.range()) << "expected an initialiser (zeros, ones, uniform(a, b), "
                                  "normal(std), glorot or constant(v)), found '"
                               << toSource(init) << "'";
     return;
   }
-  static const std::map<std::string, std::pair<InitKind, size_t>> kinds{
-      {"zeros", {InitKind::Zeros, 0}},     {"ones", {InitKind::Ones, 0}},
-      {"uniform", {InitKind::Uniform, 2}}, {"normal", {InitKind::Normal, 1}},
-      {"glorot", {InitKind::Glorot, 0}},   {"constant", {InitKind::Constant, 1}}};
-  auto [written, arity] = kinds.at(name->name);
+  size_t arity = size_t(initKindInfo(*written).arity);
   size_t given = call ? call->args.size() : 0;
   if (given != arity) {
     diag_.error(init.range()) << "initialiser '" << name->name << "' takes " << arity
                               << " argument" << (arity == 1 ? "" : "s") << ", found " << given;
     return;
   }
-  if (written == InitKind::Glorot && paramType->isTensor() && paramType->shape.size() < 2)
+  if (*written == InitKind::Glorot && paramType->isTensor() && paramType->shape.size() < 2)
     diag_.error(init.range()) << "glorot needs a param of rank 2 or more, found "
                               << toString(paramType);
-  kind = written;
-  a = b = 0;
-  double *slots[] = {&a, &b};
+  result = {*written};
   for (size_t i = 0; i < given; ++i)
     if (auto v = consts_.evaluate(*call->args[i].value, &diag_))
-      *slots[i] = v->asDouble();
+      result.args[i] = v->asDouble();
 }
 
 //===------------------------------------------------------------ layers
 void TypeChecker::checkLayer(const LayerDecl &layer) {
   const CallExpr *call = dyn_cast<CallExpr>(layer.constructor.get());
   const NameExpr *ctor = call ? dyn_cast<NameExpr>(call->callee.get()) : nullptr;
-  const BuiltinInfo *builtin = ctor ? findBuiltin(ctor->name) : nullptr;
-  if (!builtin || builtin->kind != BuiltinKind::LayerConstructor) {
+  std::optional<LayerKind> kind = ctor ? layerKindNamed(ctor->name) : std::nullopt;
+  if (!kind) {
     diag_.error(layer.constructor->range())
         << "expected a layer constructor (fc, embedding, lstm or gru), found '"
         << toSource(*layer.constructor) << "'";
     return;
   }
-  LayerInfo info;
+  const LayerKindInfo &ctorInfo = layerKindInfo(*kind);
   std::vector<const Expr *> positional;
-  const Expr *activation = nullptr, *tableInit = nullptr;
+  const Expr *option = nullptr;
   for (const Argument &arg : call->args) {
     if (arg.name.empty()) {
       positional.push_back(arg.value.get());
-    } else if (arg.name == "act" && ctor->name == "fc") {
-      activation = arg.value.get();
-    } else if (arg.name == "init" && ctor->name == "embedding") {
-      tableInit = arg.value.get();
+    } else if (!ctorInfo.option.empty() && arg.name == ctorInfo.option) {
+      option = arg.value.get();
     } else {
       diag_.error(arg.range) << "'" << ctor->name << "' has no option '" << arg.name << "'";
       return;
     }
   }
-  bool isEmbedding = ctor->name == "embedding";
-  // fc/lstm/gru take `in -> out`; embedding takes `rows, width`.
-  const ArrowExpr *arrow = positional.size() == 1 ? dyn_cast<ArrowExpr>(positional[0]) : nullptr;
-  const Expr *sizes[2] = {nullptr, nullptr};
-  if (isEmbedding && positional.size() == 2 && !isa<ArrowExpr>(positional[0]) &&
-      !isa<ArrowExpr>(positional[1])) {
-    sizes[0] = positional[0];
-    sizes[1] = positional[1];
-  } else if (!isEmbedding && arrow) {
-    sizes[0] = arrow->from.get();
-    sizes[1] = arrow->to.get();
-  } else {
-    diag_.error(call->range()) << "'" << ctor->name << "' takes "
-                               << (isEmbedding ? "(rows, width)" : "(in -> out)")
-                               << (ctor->name == "fc"          ? " and an optional 'act:'"
-                                   : isEmbedding ? " and an optional 'init:'"
-                                                 : "");
+  auto sizes = layerSizes(ctorInfo, *call, positional);
+  if (!sizes)
     return;
-  }
-  auto in = consts_.positiveInt(*sizes[0], "a layer size", diag_);
-  auto out = consts_.positiveInt(*sizes[1], "a layer size", diag_);
+  auto in = consts_.positiveInt(*sizes->first, "a layer size", diag_);
+  auto out = consts_.positiveInt(*sizes->second, "a layer size", diag_);
   if (!in || !out)
     return;
+  LayerInfo info;
+  info.kind = *kind;
   info.in = *in;
   info.out = *out;
-  if (ctor->name == "fc") {
-    info.kind = LayerKind::FullyConnected;
-    info.activation = Activation::Tanh;
-    if (activation) {
-      auto *act = dyn_cast<NameExpr>(activation);
-      static const std::map<std::string, Activation> acts{{"tanh", Activation::Tanh},
-                                                          {"relu", Activation::ReLU},
-                                                          {"sigmoid", Activation::Sigmoid},
-                                                          {"none", Activation::None}};
-      if (!act || !acts.count(act->name)) {
-        diag_.error(activation->range()) << "expected an activation (tanh, relu, sigmoid or "
-                                            "none), found '"
-                                         << toSource(*activation) << "'";
-        return;
-      }
-      info.activation = acts.at(act->name);
-    }
-    info.blockType = types::block({types::f32({*in})}, types::f32({*out}));
-    info.params = {{"W", {*in, *out}}, {"b", {*out}}};
-  } else if (isEmbedding) {
-    info.kind = LayerKind::Embedding;
-    info.blockType = types::block({types::intType()}, types::f32({*out}));
-    // Word vectors start small and random unless `init:` says otherwise.
-    LayerInfo::Param table{"E", {*in, *out}, InitKind::Uniform, -0.05, 0.05};
-    if (tableInit)
-      checkInitializer(*tableInit, types::f32(table.shape), table.init, table.a, table.b);
-    info.params = {std::move(table)};
-  } else if (ctor->name == "lstm") {
-    info.kind = LayerKind::LSTM;
-    TypeRef h = types::f32({*out});
-    TypeRef state = types::tuple({h, h});
-    info.blockType = types::block({types::f32({*in}), state}, types::tuple({h, state}));
-    info.params = {{"W", {*in, 4 * *out}}, {"U", {*out, 4 * *out}}, {"b", {4 * *out}}};
-  } else {
-    info.kind = LayerKind::GRU;
-    TypeRef h = types::f32({*out});
-    info.blockType = types::block({types::f32({*in}), h}, types::tuple({h, h}));
-    info.params = {{"W", {*in, 3 * *out}}, {"U", {*out, 3 * *out}}, {"b", {3 * *out}}};
-  }
+  if (!layerSignature(info, option))
+    return;
   program_.layers[&layer] = std::move(info);
+}
+
+/// The size expressions of a layer constructor: `in -> out` or `rows, width`.
+std::optional<std::pair<const Expr *, const Expr *>>
+TypeChecker::layerSizes(const LayerKindInfo &ctor, const CallExpr &call,
+                        const std::vector<const Expr *> &positional) {
+  switch (ctor.sizes) {
+  case LayerSizes::InOut:
+    if (positional.size() == 1)
+      if (auto *arrow = dyn_cast<ArrowExpr>(positional[0]))
+        return std::pair{arrow->from.get(), arrow->to.get()};
+    break;
+  case LayerSizes::RowsWidth:
+    if (positional.size() == 2 && !isa<ArrowExpr>(positional[0]) &&
+        !isa<ArrowExpr>(positional[1]))
+      return std::pair{positional[0], positional[1]};
+    break;
+  }
+  auto error = diag_.error(call.range());
+  error << "'" << ctor.name << "' takes "
+        << (ctor.sizes == LayerSizes::InOut ? "(in -> out)" : "(rows, width)");
+  if (!ctor.option.empty())
+    error << " and an optional '" << ctor.option << ":'";
+  return std::nullopt;
+}
+
+/// A layer's block type and parameters, and what its option says.
+bool TypeChecker::layerSignature(LayerInfo &info, const Expr *option) {
+  int64_t in = info.in, out = info.out;
+  TypeRef h = types::f32({out});
+  switch (info.kind) {
+  case LayerKind::FullyConnected:
+    info.activation = Activation::Tanh;
+    if (option) {
+      auto *act = dyn_cast<NameExpr>(option);
+      std::optional<Activation> named = act ? activationNamed(act->name) : std::nullopt;
+      if (!named) {
+        diag_.error(option->range()) << "expected an activation (tanh, relu, sigmoid or "
+                                        "none), found '"
+                                     << toSource(*option) << "'";
+        return false;
+      }
+      info.activation = *named;
+    }
+    info.blockType = types::block({types::f32({in})}, h);
+    info.params = {{"W", {in, out}}, {"b", {out}}};
+    return true;
+  case LayerKind::Embedding: {
+    info.blockType = types::block({types::intType()}, h);
+    // Word vectors start small and random unless `init:` says otherwise.
+    LayerInfo::Param table{"E", {in, out}, {InitKind::Uniform, {-0.05, 0.05}}};
+    if (option)
+      checkInitializer(*option, types::f32(table.shape), table.init);
+    info.params = {std::move(table)};
+    return true;
+  }
+  case LayerKind::LSTM: {
+    TypeRef state = types::tuple({h, h});
+    info.blockType = types::block({types::f32({in}), state}, types::tuple({h, state}));
+    info.params = {{"W", {in, 4 * out}}, {"U", {out, 4 * out}}, {"b", {4 * out}}};
+    return true;
+  }
+  case LayerKind::GRU:
+    info.blockType = types::block({types::f32({in}), h}, types::tuple({h, h}));
+    info.params = {{"W", {in, 3 * out}}, {"U", {out, 3 * out}}, {"b", {3 * out}}};
+    return true;
+  }
+  return false;
 }
 
 //===-------------------------------------------------------- functions

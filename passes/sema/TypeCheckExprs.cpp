@@ -2,7 +2,7 @@
 #include "passes/sema/TypeChecker.h"
 
 #include "frontend/ASTPrinter.h"
-#include "passes/sema/Builtins.h"
+#include "passes/builtins/Builtins.h"
 
 #include <algorithm>
 #include <functional>
@@ -136,18 +136,18 @@ TypeRef TypeChecker::checkName(const NameExpr &name) {
     return makeBlock(value, signature);
   }
   case Symbol::Kind::Builtin: {
-    const BuiltinInfo *info = findBuiltin(symbol.builtin);
-    if (info->kind != BuiltinKind::TensorFunction && info->kind != BuiltinKind::Combinator) {
+    std::optional<Builtin> builtin = builtinNamed(symbol.builtin);
+    if (!builtin) {
       diag_.error(name.range()) << "'" << name.name << "' is "
-                                << (info->kind == BuiltinKind::LayerConstructor
+                                << (layerKindNamed(name.name)
                                         ? "a layer constructor; use it in a 'layer' declaration"
-                                    : info->kind == BuiltinKind::Initializer
+                                    : initKindNamed(name.name)
                                         ? "an initialiser; use it in a 'param' declaration"
                                         : "an activation; use it as 'act:' of fc");
       return types::errorType();
     }
     value->kind = BlockValue::Kind::Builtin;
-    value->builtin = symbol.builtin;
+    value->builtin = *builtin;
     return makeBlock(value, nullptr);
   }
   case Symbol::Kind::HostFunction: {
@@ -248,7 +248,7 @@ TypeRef TypeChecker::checkCall(const CallExpr &call) {
       std::vector<Arg> args;
       for (const Argument &a : call.args)
         args.push_back(Arg{check(*a.value), a.value.get(), a.value->range()});
-      return checkBuiltinCall(name->name, std::move(args), call.range());
+      return checkBuiltinCall(*builtinNamed(name->name), std::move(args), call.range());
     }
   }
   TypeRef callee = check(*call.callee);

@@ -3,6 +3,7 @@
 // (expressions, blocks) and TypeCheckBuiltins.cpp (builtins, combinators).
 #pragma once
 
+#include "passes/builtins/Builtins.h"
 #include "passes/sema/TypeCheck.h"
 
 #include <functional>
@@ -33,11 +34,14 @@ private:
   TypeRef signatureOf(const FunctionDecl &fn, SourceRange use);
   void checkFunction(const FunctionDecl &fn);
   void checkLayer(const LayerDecl &layer);
+  std::optional<std::pair<const Expr *, const Expr *>>
+  layerSizes(const LayerKindInfo &ctor, const CallExpr &call,
+             const std::vector<const Expr *> &positional);
+  bool layerSignature(LayerInfo &info, const Expr *option);
   ParamInfo checkParam(const ParamDecl &param);
   /// Reads `zeros`, `uniform(a, b)`, ... for a param of `paramType` into
-  /// kind/a/b; leaves them as they are after an error.
-  void checkInitializer(const Expr &init, const TypeRef &paramType, InitKind &kind, double &a,
-                        double &b);
+  /// `result`; leaves it as it is after an error.
+  void checkInitializer(const Expr &init, const TypeRef &paramType, Initializer &result);
   struct FunctionContext {
     const FunctionDecl *fn;
     TypeRef declaredResult; ///< null when not written
@@ -92,16 +96,30 @@ public:
   void structuralError(SourceRange range, const std::string &what, const TypeRef &found);
 
   // --- builtins (TypeCheckBuiltins.cpp)
-  TypeRef checkBuiltinCall(const std::string &name, std::vector<Arg> args, SourceRange range);
+  TypeRef checkBuiltinCall(Builtin builtin, std::vector<Arg> args, SourceRange range);
 private:
-  TypeRef checkCombinator(const std::string &name, std::vector<Arg> &args, SourceRange range);
-  TypeRef checkReduction(const std::string &name, const Arg &arg);
-  TypeRef checkLoss(const std::string &name, std::vector<Arg> &args, SourceRange range);
+  TypeRef checkElementwise(const BuiltinInfo &info, const Arg &arg);
+  TypeRef checkReduction(const BuiltinInfo &info, const Arg &arg);
+  TypeRef checkSoftmax(const BuiltinInfo &info, const Arg &arg);
+  TypeRef checkDot(const std::vector<Arg> &args, SourceRange range);
+  TypeRef checkConcat(const std::vector<Arg> &args);
+  TypeRef checkArgmax(const Arg &arg);
+  TypeRef checkOneHot(const std::vector<Arg> &args);
+  TypeRef checkFill(const std::vector<Arg> &args);
+  TypeRef checkDropout(const std::vector<Arg> &args);
+  TypeRef checkXent(const std::vector<Arg> &args);
+  TypeRef checkEqualShapeLoss(const BuiltinInfo &info, const std::vector<Arg> &args);
+  TypeRef checkTensor(const Arg &arg);
+  TypeRef checkVector(const std::vector<Arg> &args);
+  bool isPartialApplication(Builtin combinator, const std::vector<Arg> &args) const;
+  TypeRef partialApplication(Builtin combinator, const std::vector<Arg> &args);
+  TypeRef checkNth(const std::vector<Arg> &args);
+  TypeRef checkNgrams(const std::vector<Arg> &args);
+  TypeRef checkBlockCombinator(Builtin combinator, std::vector<Arg> &args);
   std::optional<TypeRef> asTensor(const Arg &arg, const char *what, bool requireFloat = true);
   std::optional<long long> constInt(const Arg &arg, const char *what);
   std::optional<TypeRef> listElement(const Arg &arg, const std::string &what);
-  bool expectArgCount(const std::string &name, const std::vector<Arg> &args, size_t min,
-                      size_t max, SourceRange range);
+  bool expectArgCount(const BuiltinInfo &info, const std::vector<Arg> &args, SourceRange range);
 
   TypedProgram &program_;
   const ResolvedNames &names_;

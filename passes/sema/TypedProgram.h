@@ -1,6 +1,7 @@
 // The result of semantic analysis: side tables over the (unchanged) AST.
 #pragma once
 
+#include "passes/builtins/Builtins.h"
 #include "passes/sema/ConstEval.h"
 #include "passes/sema/HeaderImport.h"
 #include "passes/sema/NameResolution.h"
@@ -28,7 +29,7 @@ struct BlockValue {
   Kind kind;
   const FunctionDecl *def = nullptr;
   const LayerDecl *layer = nullptr;
-  std::string builtin;                    ///< Builtin, Partial
+  Builtin builtin{};                      ///< Builtin, Partial
   const LambdaExpr *lambda = nullptr;
   const Expr *source = nullptr;           ///< the expression that made this value
   Selector selector;                      ///< Accessor
@@ -38,9 +39,6 @@ struct BlockValue {
   TypeRef signature;                      ///< Typed
   int hostFunction = -1;                  ///< Host: index in TypedProgram::hostFunctions
 };
-
-enum class LayerKind { FullyConnected, Embedding, LSTM, GRU };
-enum class Activation { None, Tanh, ReLU, Sigmoid };
 
 /// A layer's kind, sizes, and the parameters it owns (named `LAYER.W` etc.).
 struct LayerInfo {
@@ -53,8 +51,7 @@ struct LayerInfo {
     std::vector<int64_t> shape;
     /// Matrices Glorot and vectors zeros; an embedding's table
     /// uniform(-0.05, 0.05) unless its `init:` says otherwise.
-    InitKind init = shape.size() >= 2 ? InitKind::Glorot : InitKind::Zeros;
-    double a = 0, b = 0;     ///< uniform(a, b), normal(a), constant(a)
+    Initializer init{shape.size() >= 2 ? InitKind::Glorot : InitKind::Zeros};
   };
   std::vector<Param> params;
 };
@@ -62,8 +59,7 @@ struct LayerInfo {
 /// A param's type and initialiser (defaulted by rank when not written).
 struct ParamInfo {
   TypeRef type;
-  InitKind init = InitKind::Glorot;
-  double a = 0, b = 0;       ///< uniform(a, b), normal(a), constant(a)
+  Initializer init{InitKind::Glorot};
 };
 
 /// Everything semantic analysis learned. Keys are AST nodes; nothing in the

@@ -2,33 +2,23 @@
 #include "passes/sema/TypesPrinter.h"
 
 #include "frontend/ASTPrinter.h"
+#include "passes/builtins/Builtins.h"
 
 namespace foldc {
 
 namespace {
-
-const char *initName(InitKind kind) {
-  switch (kind) {
-  case InitKind::Zeros: return "zeros";
-  case InitKind::Ones: return "ones";
-  case InitKind::Uniform: return "uniform";
-  case InitKind::Normal: return "normal";
-  case InitKind::Glorot: return "glorot";
-  case InitKind::Constant: return "constant";
-  }
-  return "?";
-}
 
 void printParam(const TypedProgram &program, const ParamDecl &param, std::ostream &out) {
   auto it = program.params.find(&param);
   if (it == program.params.end())
     return;
   const ParamInfo &info = it->second;
-  out << "param " << param.name << ": " << toString(info.type) << " = " << initName(info.init);
-  if (info.init == InitKind::Uniform)
-    out << '(' << info.a << ", " << info.b << ')';
-  else if (info.init == InitKind::Normal || info.init == InitKind::Constant)
-    out << '(' << info.a << ')';
+  out << "param " << param.name << ": " << toString(info.type) << " = "
+      << initKindInfo(info.init.kind).name;
+  if (initKindInfo(info.init.kind).arity == 2)
+    out << '(' << info.init.args[0] << ", " << info.init.args[1] << ')';
+  else if (initKindInfo(info.init.kind).arity == 1)
+    out << '(' << info.init.args[0] << ')';
   out << '\n';
 }
 

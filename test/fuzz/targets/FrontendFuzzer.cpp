@@ -2,7 +2,7 @@
 // constants, types, batching, verify, emit) to C++ text in memory. Any input
 // must end in diagnostics or C++: a crash, a sanitizer report or an
 // exception escaping the pipeline (an emitter's precondition) is a bug.
-#include "passes/Pipeline.h"
+#include "pipeline/Pipeline.h"
 
 #include <cstddef>
 #include <cstdint>

@@ -1,5 +1,5 @@
 // The op table of Ops.def as data.
-#include "passes/batching/Ops.h"
+#include "passes/builtins/Ops.h"
 
 #include <iterator>
 
@@ -10,7 +10,7 @@ namespace {
 constexpr OpInfo kOps[] = {
 #define FOLDC_OP(Kind, Name, Family, Attr, Flops)                                                  \
   {OpKind::Kind, Name, OpFamily::Family, OpAttr::Attr, FlopRule::Flops, #Kind},
-#include "passes/batching/Ops.def"
+#include "passes/builtins/Ops.def"
 };
 
 } // namespace

@@ -8,7 +8,7 @@ namespace foldc {
 
 enum class OpKind {
 #define FOLDC_OP(Kind, Name, Family, Attr, Flops) Kind,
-#include "passes/batching/Ops.def"
+#include "passes/builtins/Ops.def"
 };
 
 /// Ops of one family share a shape rule and a runtime primitive.

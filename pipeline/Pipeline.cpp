@@ -1,5 +1,5 @@
 // The list of passes, with --print-after-all and --time-passes.
-#include "passes/Pipeline.h"
+#include "pipeline/Pipeline.h"
 
 #include "frontend/ASTPrinter.h"
 #include "frontend/Parser.h"

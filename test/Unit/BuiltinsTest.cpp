@@ -1,0 +1,90 @@
+// The builtin tables (Builtins.def, Ops.def) against docs/language.md and
+// against themselves: a user reads about every builtin the compiler knows.
+#include "passes/builtins/Builtins.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <string>
+
+namespace foldc {
+namespace {
+
+std::string languageReference() {
+  std::ifstream in(FOLDC_DOCS_DIR "/language.md");
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+/// The text of the bullet `- **title**` up to the next bullet or blank line.
+std::string bullet(const std::string &doc, const std::string &title) {
+  size_t at = doc.find("- **" + title + "**");
+  if (at == std::string::npos)
+    return "";
+  size_t end = doc.find("\n- ", at + 1);
+  size_t blank = doc.find("\n\n", at + 1);
+  return doc.substr(at, std::min(end, blank) - at);
+}
+
+/// The names in `text` written as code, `name`, other than element types.
+std::set<std::string> namesAsCode(const std::string &text) {
+  std::set<std::string> words;
+  static const std::regex span("`([a-z_0-9]+)`");
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), span);
+       it != std::sregex_iterator(); ++it)
+    if ((*it)[1] != "f32" && (*it)[1] != "i32")
+      words.insert((*it)[1]);
+  return words;
+}
+
+TEST(Builtins, ElementwiseFunctionsAreListedInTheReference) {
+  std::set<std::string> table;
+#define FOLDC_ELEMENTWISE(Kind, Name, Accepts) table.insert(Name);
+#include "passes/builtins/Ops.def"
+  std::string listed = bullet(languageReference(), "Element-wise functions.");
+  ASSERT_FALSE(listed.empty()) << "docs/language.md has no '- **Element-wise functions.**'";
+  EXPECT_EQ(namesAsCode(listed), table);
+}
+
+TEST(Builtins, EveryBuiltinIsNamedInTheReference) {
+  std::string doc = languageReference();
+  auto documented = [&](std::string_view name) {
+    std::string n(name);
+    return doc.find("`" + n + "`") != std::string::npos ||
+           doc.find("`" + n + "(") != std::string::npos;
+  };
+#define FOLDC_FUNCTION(Kind, Name, MinArgs, MaxArgs) EXPECT_TRUE(documented(Name)) << Name;
+#define FOLDC_COMBINATOR(Kind, Name, MinArgs, Arity) EXPECT_TRUE(documented(Name)) << Name;
+#define FOLDC_LAYER(Kind, Name, Sizes, Option) EXPECT_TRUE(documented(Name)) << Name;
+#define FOLDC_INITIALIZER(Kind, Name, Arity) EXPECT_TRUE(documented(Name)) << Name;
+#define FOLDC_ACTIVATION(Kind, Name) EXPECT_TRUE(documented(Name)) << Name;
+#include "passes/builtins/Builtins.def"
+  EXPECT_TRUE(documented(activationName(Activation::None)));
+}
+
+TEST(Builtins, NamesFindTheirRows) {
+  for (int i = 0; i < kBuiltinCount; ++i) {
+    const BuiltinInfo &info = builtinInfo(Builtin(i));
+    EXPECT_EQ(int(info.builtin), i);
+    EXPECT_EQ(builtinNamed(info.name), info.builtin) << info.name;
+    EXPECT_EQ(opOf(info.builtin).has_value(), info.role != BuiltinRole::Combinator) << info.name;
+  }
+  EXPECT_EQ(builtinNamed("neg"), std::nullopt); // `-x` is not callable by name
+  EXPECT_EQ(builtinNamed("fc"), std::nullopt);  // a layer constructor
+  EXPECT_EQ(layerKindNamed("fc"), LayerKind::FullyConnected);
+  EXPECT_EQ(initKindNamed("zeros"), InitKind::Zeros); // a function and an initialiser
+  EXPECT_EQ(builtinNamed("zeros"), Builtin::Zeros);
+  EXPECT_EQ(opOf(Activation::None), std::nullopt);
+  EXPECT_EQ(opOf(*activationNamed("relu")), OpKind::ReLU);
+  EXPECT_TRUE(isBuiltinName("none"));
+  EXPECT_FALSE(isBuiltinName("softsign"));
+  EXPECT_EQ(builtinInfo(Builtin::Abs).accepts, Accepts::Number);
+  EXPECT_EQ(builtinInfo(Builtin::Tanh).accepts, Accepts::Float);
+}
+
+} // namespace
+} // namespace foldc
