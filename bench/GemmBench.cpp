@@ -1,11 +1,11 @@
-// The runtime's GEMM (runtime/Gemm.h: its AVX-512 panel kernel where it
+// The runtime's GEMM (runtime/engine/Gemm.h: its AVX-512 panel kernel where it
 // applies) against OpenBLAS's cblas_sgemm on one thread, at the treenn
 // Tree-LSTM's node-cell shapes: x (rows x 256) @ U (256 x 640) forward and
 // dy (rows x 640) @ U^T backward, for the row counts a tree's levels have.
 // The runtime's calls run inside one WeightPass, as an executor's pass over
 // a schedule's levels: the weights are packed at the first call only.
 // Prints microseconds and GFLOP/s per call and the ratio.
-#include "runtime/Gemm.h"
+#include "runtime/engine/Gemm.h"
 
 #include <cblas.h>
 

@@ -2,8 +2,8 @@
 // peak of this machine, and the process's peak memory.
 #pragma once
 
-#include "runtime/Gemm.h"
-#include "runtime/Timing.h"
+#include "runtime/engine/Gemm.h"
+#include "runtime/support/Timing.h"
 
 #include <Eigen/Core>
 

@@ -3,7 +3,7 @@
 // element, and the memory bandwidth that implies (an Adam step reads and
 // writes the value, gradient and two moments: 28 bytes per element with the
 // gradient cleared in the same pass).
-#include "runtime/Optimizers.h"
+#include "runtime/engine/Optimizers.h"
 
 #include <CLI/CLI.hpp>
 
@@ -50,7 +50,7 @@ template <class Step> double secondsPerStep(ParamStore &params, int steps, Step 
   return (timed(true) - timed(false)) / steps;
 }
 
-/// The Adam step of the first round (runtime/Optimizers.cpp until 2026-12-03):
+/// The Adam step of the first round (runtime/engine/Optimizers.cpp until 2026-12-03):
 /// per element in double with two divisions and a sqrt, the bias corrections
 /// computed per parameter, the gradients cleared in a second pass. Kept here as the baseline of the ratio.
 struct ScalarDoubleAdam {

@@ -3,10 +3,10 @@
 // batching of differently shaped trees and (c) a hand-written static batch
 // of identically shaped trees, for inference and training.
 #include "bench/Measure.h"
-#include "runtime/Executor.h"
-#include "runtime/Optimizers.h"
-#include "runtime/Process.h"
-#include "runtime/WorkerPool.h"
+#include "runtime/engine/Executor.h"
+#include "runtime/engine/Optimizers.h"
+#include "runtime/engine/Process.h"
+#include "runtime/engine/WorkerPool.h"
 #include "runtime/reference/TreeLstm.h"
 
 #include <CLI/CLI.hpp>

@@ -4,11 +4,11 @@
 // --no-batching, with 1 and 2 threads (replicas of the model); GFLOP/s against the sgemm peak
 // measured in the same run, where the time goes, and peak memory.
 #include "bench/Measure.h"
-#include "runtime/DataParallel.h"
-#include "runtime/GemmClock.h"
-#include "runtime/Optimizers.h"
-#include "runtime/Process.h"
-#include "runtime/ThreadTeam.h"
+#include "runtime/parallel/DataParallel.h"
+#include "runtime/engine/GemmClock.h"
+#include "runtime/engine/Optimizers.h"
+#include "runtime/engine/Process.h"
+#include "runtime/parallel/ThreadTeam.h"
 #include "treenn.h"
 
 #include <CLI/CLI.hpp>

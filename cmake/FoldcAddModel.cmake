@@ -2,7 +2,7 @@
 #
 # Compiles a Fold program with foldc into name.h / name.cpp (and name_main.cpp
 # with DRIVER) under the current binary dir, and adds:
-#   - a static library `name`: the generated model, linked to Foldc::runtime,
+#   - a static library `name`: the generated model, linked to Foldc::model,
 #     whose users include "name.h";
 #   - with DRIVER, an executable `name_driver`: `name_driver train|eval|infer`.
 #     When CMake finds MPI (and FOLDC_MPI is not OFF), the driver links
@@ -62,14 +62,14 @@ function(foldc_add_model)
   # Generated code includes imported headers, found where foldc found them:
   # beside the .fold file, then in IMPORT_DIRS.
   target_include_directories(${ARG_TARGET} PUBLIC "${dir}" "${source_dir}" ${import_dirs})
-  target_link_libraries(${ARG_TARGET} PUBLIC Foldc::runtime)
+  target_link_libraries(${ARG_TARGET} PUBLIC Foldc::model)
   target_compile_features(${ARG_TARGET} PUBLIC cxx_std_20)
   _foldc_optimise(${ARG_TARGET})
   _foldc_native(${ARG_TARGET})
 
   if(ARG_DRIVER)
     add_executable(${ARG_TARGET}_driver "${dir}/${ARG_TARGET}_main.cpp")
-    target_link_libraries(${ARG_TARGET}_driver PRIVATE ${ARG_TARGET})
+    target_link_libraries(${ARG_TARGET}_driver PRIVATE ${ARG_TARGET} Foldc::driver)
     _foldc_optimise(${ARG_TARGET}_driver)
     _foldc_native(${ARG_TARGET}_driver)
     _foldc_link_mpi(${ARG_TARGET}_driver)
@@ -86,7 +86,7 @@ function(_foldc_native target)
 endfunction()
 
 # MPI for a driver, where there is one: FOLDC_WITH_MPI selects the driver's
-# MpiCommunicator (runtime/Driver.h).
+# MpiCommunicator (runtime/driver/Driver.h).
 function(_foldc_link_mpi target)
   _foldc_find_mpi(found)
   if(found)

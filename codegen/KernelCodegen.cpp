@@ -1,4 +1,4 @@
-// Kernel classes from kernel plans, over runtime/Primitives.h.
+// Kernel classes from kernel plans, over runtime/engine/Primitives.h.
 #include "codegen/KernelCodegen.h"
 
 #include "codegen/Naming.h"
@@ -22,7 +22,7 @@ std::string floatLiteral(double v) {
   return out.str();
 }
 
-/// The primitive of runtime/Primitives.h computing ops of `family` (Unary,
+/// The primitive of runtime/engine/Primitives.h computing ops of `family` (Unary,
 /// Binary, Compare and Reduce take their kind as a template argument).
 std::string primitive(const OpInfo &info) {
   switch (info.family) {

@@ -2,7 +2,7 @@
 // (its steps become host code that records kernel instances in a
 // BatchGraph), the model's output as JSON, and the constructor that declares
 // the parameters and makes the kernels. Training, inference and evaluation
-// come from runtime/Model.h.
+// come from runtime/model/Model.h.
 #pragma once
 
 #include "codegen/Emitter.h"

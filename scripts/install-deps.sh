@@ -12,6 +12,7 @@ packages=(
   llvm-14-tools                                       # lit + FileCheck
   clang-14 libclang-rt-14-dev libomp-14-dev           # libFuzzer targets, sanitizer builds,
                                                       # generated programs built with clang
+  clang-format-14                                     # scripts/format.sh (checked in .ci/run)
   libgtest-dev                                        # unit tests
   nlohmann-json3-dev                                  # JSONL data, safetensors headers
   libcli11-dev                                        # foldc command line

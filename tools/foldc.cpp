@@ -6,7 +6,7 @@
 #include "frontend/Parser.h"
 #include "pipeline/Pipeline.h"
 #include "passes/sema/TypesPrinter.h"
-#include "runtime/Threads.h"
+#include "runtime/support/Threads.h"
 
 #include <CLI/CLI.hpp>
 

@@ -3,10 +3,10 @@
 // code instantiates these for layers; tests and benchmarks use them directly.
 #pragma once
 
-#include "runtime/Kernel.h"
-#include "runtime/Ops.h"
-#include "runtime/Params.h"
-#include "runtime/Random.h"
+#include "runtime/engine/Kernel.h"
+#include "runtime/engine/BatchMath.h"
+#include "runtime/engine/Params.h"
+#include "runtime/support/Random.h"
 
 #include <stdexcept>
 #include <string>

@@ -5,7 +5,7 @@
 // the loss at the root or at every node.
 #pragma once
 
-#include "runtime/BatchGraph.h"
+#include "runtime/engine/BatchGraph.h"
 #include "runtime/reference/Layers.h"
 
 #include <algorithm>

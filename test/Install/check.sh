@@ -10,7 +10,7 @@ rm -rf "$work"
 cmake --install "$build_dir" --prefix "$work/prefix" >/dev/null
 test -x "$work/prefix/bin/foldc"
 test -f "$work/prefix/lib/cmake/Foldc/FoldcConfig.cmake"
-test -f "$work/prefix/include/foldc/runtime/Model.h"
+test -f "$work/prefix/include/foldc/runtime/model/Model.h"
 test ! -e "$work/prefix/include/runtime"
 # What a user needs besides the compiler: the docs, the examples with their
 # data tools, and sst_to_jsonl, which converts the installed treebank.

@@ -1,10 +1,10 @@
 // Dynamic batching equals per-example execution: outputs, losses, gradients.
-#include "runtime/GradientCheck.h"
-#include "runtime/Executor.h"
-#include "runtime/Gemm.h"
-#include "runtime/Model.h"
+#include "runtime/model/GradientCheck.h"
+#include "runtime/engine/Executor.h"
+#include "runtime/engine/Gemm.h"
+#include "runtime/model/Model.h"
 #include "runtime/reference/Layers.h"
-#include "runtime/WorkerPool.h"
+#include "runtime/engine/WorkerPool.h"
 #include "runtime/reference/TreeLstm.h"
 
 #include <Eigen/Core>

@@ -1,7 +1,7 @@
 // The gradient exchange of data-parallel training, with ranks played by
 // threads of this process (ThreadTeam), and the team's own collectives.
-#include "runtime/DataParallel.h"
-#include "runtime/ThreadTeam.h"
+#include "runtime/parallel/DataParallel.h"
+#include "runtime/parallel/ThreadTeam.h"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
-// The runtime's GEMMs (runtime/Gemm.h): the panel kernel on AVX-512 builds
+// The runtime's GEMMs (runtime/engine/Gemm.h): the panel kernel on AVX-512 builds
 // and OpenBLAS for the shapes it leaves, against a double-precision sum.
-#include "runtime/Gemm.h"
-#include "runtime/PanelGemm.h"
+#include "runtime/engine/Gemm.h"
+#include "runtime/engine/PanelGemm.h"
 
 #include <gtest/gtest.h>
 

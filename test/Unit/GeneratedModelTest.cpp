@@ -1,7 +1,7 @@
 // Generated models (every program of examples/, built by foldc_add_model):
 // their gradients against finite differences, and batched against
 // per-example execution for the loss, metrics and every gradient.
-#include "runtime/GradientCheck.h"
+#include "runtime/model/GradientCheck.h"
 #include "attention.h"
 #include "calculator.h"
 #include "language_id.h"

@@ -1,5 +1,5 @@
 // JSONL helpers: values read, and errors as FILE:LINE: path: expected.
-#include "runtime/Jsonl.h"
+#include "runtime/io/Jsonl.h"
 
 #include <gtest/gtest.h>
 

@@ -2,9 +2,9 @@
 // gradients against central finite differences.
 #pragma once
 
-#include "runtime/GradientCheck.h"
-#include "runtime/Kernel.h"
-#include "runtime/Params.h"
+#include "runtime/model/GradientCheck.h"
+#include "runtime/engine/Kernel.h"
+#include "runtime/engine/Params.h"
 
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
 // Optimizer steps against values computed by hand.
-#include "runtime/Optimizers.h"
+#include "runtime/engine/Optimizers.h"
 
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
 // Initialisers: reproducible from a seed, within their ranges.
-#include "runtime/Params.h"
+#include "runtime/engine/Params.h"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // Finite-difference checks of every batched primitive's backward pass.
-#include "runtime/GradientCheck.h"
-#include "runtime/Primitives.h"
+#include "runtime/model/GradientCheck.h"
+#include "runtime/engine/Primitives.h"
 
 #include <gtest/gtest.h>
 

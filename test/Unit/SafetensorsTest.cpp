@@ -1,5 +1,5 @@
 // Safetensors round trips, every malformed-file case, and safe saving.
-#include "runtime/Safetensors.h"
+#include "runtime/io/Safetensors.h"
 
 #include <gtest/gtest.h>
 

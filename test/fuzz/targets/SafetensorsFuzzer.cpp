@@ -1,7 +1,7 @@
 // libFuzzer target: a parameter file's bytes through the safetensors loader
 // into a store with parameters of several shapes. A bad file must be an
 // exception with a message; nothing may crash or read out of bounds.
-#include "runtime/Safetensors.h"
+#include "runtime/io/Safetensors.h"
 
 #include <cstddef>
 #include <cstdint>

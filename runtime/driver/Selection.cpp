@@ -1,0 +1,48 @@
+// Which dev result `train --save` keeps (see Selection.h).
+#include "runtime/driver/Selection.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+
+namespace foldc::rt {
+
+std::optional<int> Selection::parse(const std::string &criterion,
+                                    const std::vector<std::string> &metricNames, bool *minimize) {
+  std::string name = criterion;
+  *minimize = name == "loss";
+  for (const char *prefix : {"min:", "max:"})
+    if (name.rfind(prefix, 0) == 0) {
+      *minimize = prefix[1] == 'i';
+      name = name.substr(4);
+    }
+  if (name == "loss")
+    return -1;
+  auto it = std::find(metricNames.begin(), metricNames.end(), name);
+  if (it == metricNames.end())
+    return std::nullopt;
+  return int(it - metricNames.begin());
+}
+
+Selection::Selection(const std::string &criterion, const std::vector<std::string> &metricNames)
+    : metric_(*parse(criterion, metricNames, &minimize_)) {}
+
+bool Selection::improves(const BatchResult &dev) {
+  double value = metric_ < 0 ? dev.loss : dev.metricMean(size_t(metric_));
+  double score = minimize_ ? -value : value;
+  if (seen_ && !(score > best_))
+    return false;
+  seen_ = true;
+  best_ = score;
+  return true;
+}
+
+std::string Selection::saveState() const { return seen_ ? nlohmann::json(best_).dump() : ""; }
+
+void Selection::restoreState(const std::string &text) {
+  seen_ = !text.empty();
+  if (seen_)
+    best_ = nlohmann::json::parse(text).get<double>();
+}
+
+} // namespace foldc::rt

@@ -1,0 +1,63 @@
+// Recording instances during unfolding.
+#include "runtime/engine/BatchGraph.h"
+
+#include "runtime/support/Random.h"
+
+#include <cassert>
+
+namespace foldc::rt {
+
+void BatchGraph::beginExample(uint32_t identity) {
+  ++examples_;
+  identity_ = identity;
+  ordinal_ = 0;
+}
+
+int32_t BatchGraph::add(const Kernel &kernel, std::span<const ValueRef> args,
+                        std::span<const int32_t> ints, std::span<const float> floats) {
+  [[maybe_unused]] const Kernel::Signature &sig = kernel.signature();
+  assert(args.size() == sig.argWidths.size() && "argument count differs from the signature");
+  assert(ints.size() == size_t(sig.hostInts) && floats.size() == size_t(sig.hostFloats));
+  assert(examples_ > 0 && "beginExample() first");
+  int32_t id = int32_t(instances_.size());
+  instances_.push_back(Instance{&kernel, int32_t(args_.size()), int32_t(ints_.size()),
+                                int32_t(floats_.size()),
+                                instanceKey(identity_, ordinal_++)});
+  for (const ValueRef &a : args) {
+    assert(a.valid() && a.instance < id && "arguments are added before their users");
+    args_.push_back(a);
+  }
+  ints_.insert(ints_.end(), ints.begin(), ints.end());
+  floats_.insert(floats_.end(), floats.begin(), floats.end());
+  return id;
+}
+
+std::span<const ValueRef> BatchGraph::args(int32_t id) const {
+  const Instance &inst = instances_[id];
+  return {args_.data() + inst.firstArg, inst.kernel->signature().argWidths.size()};
+}
+
+std::vector<char> BatchGraph::liveFrom(std::span<const ValueRef> roots) const {
+  std::vector<char> live(instances_.size(), 0);
+  for (const ValueRef &root : roots)
+    live[size_t(root.instance)] = 1;
+  // Arguments come before their users: one sweep from the end finds them all.
+  for (size_t id = instances_.size(); id-- > 0;)
+    if (live[id])
+      for (const ValueRef &a : args(int32_t(id)))
+        live[size_t(a.instance)] = 1;
+  return live;
+}
+
+void BatchGraph::clear() {
+  instances_.clear();
+  args_.clear();
+  ints_.clear();
+  floats_.clear();
+  losses_.clear();
+  metrics_.clear();
+  examples_ = 0;
+  ordinal_ = 0;
+}
+
+} // namespace foldc::rt

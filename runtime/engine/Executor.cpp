@@ -1,0 +1,254 @@
+// Forward and backward execution over a schedule.
+#include "runtime/engine/Executor.h"
+
+#include "runtime/engine/Gemm.h"
+#include "runtime/support/Timing.h"
+#include "runtime/engine/WorkerPool.h"
+
+#include <algorithm>
+#include <chrono>
+
+namespace foldc::rt {
+
+namespace {
+using Clock = std::chrono::steady_clock;
+} // namespace
+
+size_t Executor::offsetOf(ValueRef ref) const {
+  int32_t b = schedule_.batchOf[ref.instance];
+  int width = graph_->instance(ref.instance).kernel->signature().outWidths[ref.output];
+  return outOffset_[b][ref.output] + size_t(schedule_.rowOf[ref.instance]) * width;
+}
+
+std::span<const float> Executor::value(ValueRef ref) const {
+  int width = graph_->instance(ref.instance).kernel->signature().outWidths[ref.output];
+  return {values_.data() + offsetOf(ref), size_t(width)};
+}
+
+std::span<const float> Executor::gradient(ValueRef ref) const {
+  int width = graph_->instance(ref.instance).kernel->signature().outWidths[ref.output];
+  return {grads_.data() + offsetOf(ref), size_t(width)};
+}
+
+void Executor::placeArgs(size_t b) {
+  const Batch &batch = schedule_.batches[b];
+  const auto &widths = batch.kernel->signature().argWidths;
+  size_t rows = batch.instances.size();
+  ArgPlaces &places = argPlaces_[b];
+  places.offsets.resize(widths.size() * rows);
+  for (size_t r = 0; r < rows; ++r) {
+    std::span<const ValueRef> refs = graph_->args(batch.instances[r]);
+    for (size_t i = 0; i < widths.size(); ++i)
+      places.offsets[i * rows + r] = offsetOf(refs[i]);
+  }
+  places.inPlace.assign(widths.size(), true);
+  for (size_t i = 0; i < widths.size(); ++i) {
+    const size_t *offsets = places.offsets.data() + i * rows;
+    for (size_t r = 1; r < rows && places.inPlace[i]; ++r)
+      places.inPlace[i] = offsets[r] == offsets[0] + r * size_t(widths[i]);
+  }
+}
+
+void Executor::gatherArgs(size_t b, std::vector<const float *> &args) {
+  const Batch &batch = schedule_.batches[b];
+  const auto &widths = batch.kernel->signature().argWidths;
+  const ArgPlaces &places = argPlaces_[b];
+  args.resize(widths.size());
+  if (scratch_.size() < widths.size())
+    scratch_.resize(widths.size());
+  size_t rows = batch.instances.size();
+  for (size_t i = 0; i < widths.size(); ++i) {
+    const size_t *offsets = places.offsets.data() + i * rows;
+    if (places.inPlace[i]) {
+      args[i] = values_.data() + offsets[0];
+      ++stats_.inPlaceArgs;
+      continue;
+    }
+    ++stats_.gatheredArgs;
+    std::vector<float> &buffer = scratch_[i];
+    size_t width = size_t(widths[i]);
+    buffer.resize(rows * width);
+    for (size_t r = 0; r < rows; ++r)
+      std::copy_n(values_.data() + offsets[r], width, buffer.data() + r * width);
+    args[i] = buffer.data();
+  }
+}
+
+void Executor::gatherHost(const Batch &batch) {
+  const Kernel::Signature &sig = batch.kernel->signature();
+  hostInts_.clear();
+  hostFloats_.clear();
+  keys_.clear();
+  for (int32_t id : batch.instances) {
+    hostInts_.insert(hostInts_.end(), graph_->ints(id), graph_->ints(id) + sig.hostInts);
+    hostFloats_.insert(hostFloats_.end(), graph_->floats(id), graph_->floats(id) + sig.hostFloats);
+    keys_.push_back(graph_->instance(id).key);
+  }
+}
+
+ForwardCall Executor::callFor(const Batch &batch, std::span<const float *const> args,
+                              std::span<float *const> outs) {
+  ForwardCall call;
+  call.rows = int(batch.instances.size());
+  call.args = args;
+  call.outs = outs;
+  call.hostInts = hostInts_.data();
+  call.hostFloats = hostFloats_.data();
+  call.instanceKeys = keys_.data();
+  call.ctx = &context_;
+  return call;
+}
+
+void Executor::runForward(const Kernel &kernel, const ForwardCall &call) {
+  constexpr int kMinRowsPerPart = 32; // below this, waking a thread costs more than it saves
+  int parts = pool_ ? std::min(pool_->size(), call.rows / kMinRowsPerPart) : 1;
+  if (parts <= 1) {
+    kernel.forward(call);
+    return;
+  }
+  const Kernel::Signature &sig = kernel.signature();
+  pool_->run([&](int part) {
+    if (part >= parts)
+      return;
+    int first = call.rows * part / parts, last = call.rows * (part + 1) / parts;
+    std::vector<const float *> args;
+    std::vector<float *> outs;
+    for (size_t i = 0; i < call.args.size(); ++i)
+      args.push_back(call.args[i] + size_t(first) * size_t(sig.argWidths[i]));
+    for (size_t j = 0; j < call.outs.size(); ++j)
+      outs.push_back(call.outs[j] + size_t(first) * size_t(sig.outWidths[j]));
+    ForwardCall slice = call;
+    slice.rows = last - first;
+    slice.args = args;
+    slice.outs = outs;
+    slice.hostInts = call.hostInts + size_t(first) * size_t(sig.hostInts);
+    slice.hostFloats = call.hostFloats + size_t(first) * size_t(sig.hostFloats);
+    slice.instanceKeys = call.instanceKeys + first;
+    slice.saved = nullptr; // parts cannot share one slot: backward recomputes
+    kernel.forward(slice);
+  });
+}
+
+void Executor::forward(const BatchGraph &graph, const ExecOptions &options,
+                       std::optional<std::span<const ValueRef>> onlyFor) {
+  WeightPass pass;
+  graph_ = &graph;
+  options_ = options;
+  context_ = ExecContext{&params_, options.training, options.seed};
+  stats_ = ExecStats{};
+  auto start = Clock::now();
+  std::vector<char> live;
+  if (onlyFor)
+    live = graph.liveFrom(*onlyFor);
+  schedule_ = options.batching ? scheduleByDepth(graph, live) : scheduleUnbatched(graph, live);
+  stats_.schedule = secondsSince(start);
+  stats_.batches = schedule_.batches.size();
+  stats_.instances = graph.size();
+
+  start = Clock::now();
+  outOffset_.assign(schedule_.batches.size(), {});
+  size_t total = 0;
+  for (size_t b = 0; b < schedule_.batches.size(); ++b) {
+    const Batch &batch = schedule_.batches[b];
+    for (int width : batch.kernel->signature().outWidths) {
+      outOffset_[b].push_back(total);
+      total += batch.instances.size() * size_t(width);
+    }
+  }
+  values_.resize(total);
+  saved_.clear();
+  if (options.training)
+    saved_.resize(schedule_.batches.size());
+  argPlaces_.resize(schedule_.batches.size());
+  std::vector<const float *> args;
+  std::vector<float *> outs;
+  for (size_t b = 0; b < schedule_.batches.size(); ++b) {
+    const Batch &batch = schedule_.batches[b];
+    auto gatherStart = Clock::now();
+    placeArgs(b);
+    gatherArgs(b, args);
+    gatherHost(batch);
+    stats_.gather += secondsSince(gatherStart);
+    outs.clear();
+    for (size_t offset : outOffset_[b])
+      outs.push_back(values_.data() + offset);
+    ForwardCall call = callFor(batch, args, outs);
+    call.saved = saved_.empty() ? nullptr : &saved_[b];
+    runForward(*batch.kernel, call);
+  }
+  objective_ = 0;
+  metrics_.clear();
+  if (!onlyFor)
+    sumLossesAndMetrics();
+  stats_.forward = secondsSince(start);
+}
+
+void Executor::sumLossesAndMetrics() {
+  for (ValueRef loss : graph_->losses())
+    objective_ += value(loss)[0];
+  objective_ /= std::max(1, graph_->exampleCount());
+  for (const auto &[metric, ref] : graph_->metrics()) {
+    if (size_t(metric) >= metrics_.size())
+      metrics_.resize(size_t(metric) + 1);
+    metrics_[size_t(metric)].first += value(ref)[0];
+    metrics_[size_t(metric)].second += 1;
+  }
+}
+
+void Executor::backward(int examples) {
+  WeightPass pass;
+  auto start = Clock::now();
+  params_.deferWeightGradients();
+  grads_.assign(values_.size(), 0.0f);
+  float seed = 1.0f / float(std::max(1, examples > 0 ? examples : graph_->exampleCount()));
+  for (ValueRef loss : graph_->losses())
+    grads_[offsetOf(loss)] += seed;
+  std::vector<const float *> args, outGrads;
+  std::vector<float *> outs, argGrads;
+  std::vector<std::vector<float>> argGradBuffers;
+  for (size_t b = schedule_.batches.size(); b-- > 0;) {
+    const Batch &batch = schedule_.batches[b];
+    const Kernel::Signature &sig = batch.kernel->signature();
+    size_t rows = batch.instances.size();
+    auto gatherStart = Clock::now();
+    gatherArgs(b, args);
+    gatherHost(batch);
+    stats_.gather += secondsSince(gatherStart);
+    outs.clear();
+    outGrads.clear();
+    for (size_t offset : outOffset_[b]) {
+      outs.push_back(values_.data() + offset);
+      outGrads.push_back(grads_.data() + offset);
+    }
+    argGradBuffers.resize(std::max(argGradBuffers.size(), sig.argWidths.size()));
+    argGrads.clear();
+    for (size_t i = 0; i < sig.argWidths.size(); ++i) {
+      argGradBuffers[i].assign(rows * size_t(sig.argWidths[i]), 0.0f);
+      argGrads.push_back(argGradBuffers[i].data());
+    }
+    BackwardCall call;
+    static_cast<ForwardCall &>(call) = callFor(batch, args, outs);
+    call.saved = saved_.empty() ? nullptr : &saved_[b];
+    call.outGrads = outGrads;
+    call.argGrads = argGrads;
+    batch.kernel->backward(call);
+    // Scatter: a value used by several instances accumulates every gradient.
+    auto scatterStart = Clock::now();
+    const std::vector<size_t> &offsets = argPlaces_[b].offsets;
+    for (size_t i = 0; i < sig.argWidths.size(); ++i) {
+      size_t width = size_t(sig.argWidths[i]);
+      for (size_t r = 0; r < rows; ++r) {
+        float *dst = grads_.data() + offsets[i * rows + r];
+        const float *src = argGradBuffers[i].data() + r * width;
+        for (size_t k = 0; k < width; ++k)
+          dst[k] += src[k];
+      }
+    }
+    stats_.scatter += secondsSince(scatterStart);
+  }
+  params_.flushDeferredGradients();
+  saved_.clear(); // their memory is the next forward's
+  stats_.backward = secondsSince(start);
+}
+
+} // namespace foldc::rt

@@ -1,0 +1,107 @@
+// Execution of a batch graph: forward, backward, losses and metrics.
+#pragma once
+
+#include "runtime/engine/BatchGraph.h"
+#include "runtime/engine/Params.h"
+#include "runtime/engine/Scheduler.h"
+
+#include <optional>
+#include <span>
+#include <vector>
+
+namespace foldc::rt {
+
+struct ExecOptions {
+  bool batching = true;  ///< false: every instance alone (the test oracle)
+  bool training = false; ///< enables dropout
+  uint64_t seed = 0;     ///< dropout seed
+};
+
+class WorkerPool;
+
+/// Timings of the last forward/backward, in seconds: `forward` and
+/// `backward` are the whole passes after scheduling; `gather` (argument
+/// copies, both passes) and `scatter` (argument gradients) are parts of them.
+struct ExecStats {
+  double schedule = 0, forward = 0, backward = 0, gather = 0, scatter = 0;
+  size_t batches = 0, instances = 0;
+  size_t inPlaceArgs = 0, gatheredArgs = 0; ///< argument matrices read in place vs copied
+};
+
+/// Runs a BatchGraph: schedules it, gathers each batch's arguments into
+/// contiguous matrices, calls the kernels, and keeps every value (row-major,
+/// one block per batch and result) for the backward pass and for reading.
+class Executor {
+public:
+  explicit Executor(ParamStore &params) : params_(params) {}
+  /// Forward calls of large batches split their rows across `pool`'s
+  /// threads (rows are independent, so results do not change). Backward
+  /// stays on one thread: parameter gradients are shared by all rows.
+  void setWorkerPool(WorkerPool *pool) { pool_ = pool; }
+
+  /// With `onlyFor`, only the instances those values depend on run, and no
+  /// objective or metrics are computed (infer: outputs without losses).
+  void forward(const BatchGraph &graph, const ExecOptions &options,
+               std::optional<std::span<const ValueRef>> onlyFor = std::nullopt);
+  /// After a forward without `onlyFor`: back-propagates the objective: the
+  /// sum of every loss divided by `examples` (0: the graph's own number of
+  /// examples). Accumulates parameter gradients in the ParamStore.
+  void backward(int examples = 0);
+
+  /// The value `ref` after forward: its signature width of floats.
+  std::span<const float> value(ValueRef ref) const;
+  /// Gradient of the objective with respect to `ref`, after backward.
+  std::span<const float> gradient(ValueRef ref) const;
+  /// Sum of losses / number of examples.
+  double objective() const { return objective_; }
+  /// Per metric id: (sum, count) of its emissions.
+  const std::vector<std::pair<double, int64_t>> &metrics() const { return metrics_; }
+  const Schedule &schedule() const { return schedule_; }
+  const ExecStats &stats() const { return stats_; }
+
+private:
+  /// Where `ref` lives in the value (and gradient) arena.
+  size_t offsetOf(ValueRef ref) const;
+  /// Finds where batch `b`'s arguments live (argPlaces_[b]).
+  void placeArgs(size_t b);
+  /// Pointers to each argument matrix of batch `b`: read in place when the
+  /// rows are already contiguous and in order, else gathered into scratch.
+  void gatherArgs(size_t b, std::vector<const float *> &args);
+  void gatherHost(const Batch &batch);
+  /// The objective and metrics from the graph's losses and metrics.
+  void sumLossesAndMetrics();
+  /// The call of `batch` over gathered arguments and host data.
+  ForwardCall callFor(const Batch &batch, std::span<const float *const> args,
+                      std::span<float *const> outs);
+
+  /// Runs a forward call, split by rows across the pool when it pays.
+  void runForward(const Kernel &kernel, const ForwardCall &call);
+
+  ParamStore &params_;
+  WorkerPool *pool_ = nullptr;
+  const BatchGraph *graph_ = nullptr;
+  ExecOptions options_;
+  ExecContext context_;
+  Schedule schedule_;
+  std::vector<std::vector<size_t>> outOffset_; ///< [batch][output] -> arena offset
+  /// Where a batch's arguments live in the arena, row by row (argument-major),
+  /// and which argument matrices can be read in place: found once in forward,
+  /// used again by backward's gathers and scatters.
+  struct ArgPlaces {
+    std::vector<size_t> offsets;
+    std::vector<char> inPlace;
+  };
+  std::vector<ArgPlaces> argPlaces_;
+  std::vector<float> values_, grads_;
+  std::vector<std::vector<float>> scratch_;    ///< gathered argument matrices
+  /// Per batch, what its kernel's forward kept for backward (training only).
+  std::vector<std::unique_ptr<SavedValues>> saved_;
+  std::vector<int32_t> hostInts_;
+  std::vector<float> hostFloats_;
+  std::vector<uint64_t> keys_;
+  double objective_ = 0;
+  std::vector<std::pair<double, int64_t>> metrics_;
+  ExecStats stats_;
+};
+
+} // namespace foldc::rt

@@ -1,0 +1,116 @@
+// Row-major sgemm: the panel kernel where it applies (PanelGemm.h), else
+// OpenBLAS's CBLAS interface; and the per-pass panels of weights.
+#include "runtime/engine/Gemm.h"
+
+#include "runtime/engine/GemmClock.h"
+#include "runtime/engine/PanelGemm.h"
+
+#include <cblas.h>
+
+#include <algorithm>
+#include <atomic>
+#include <map>
+#include <tuple>
+#include <vector>
+
+// OpenBLAS's own; declared here so that any cblas.h will do.
+extern "C" void openblas_set_num_threads(int threads);
+
+namespace foldc::rt {
+
+namespace {
+
+std::atomic<int> gemmThreads{1};
+
+/// The panel kernel is one thread's (with more GEMM threads, OpenBLAS's),
+/// and for a full panel or more: a narrow C (a classifier's few classes)
+/// would leave most of its 32 columns idle.
+bool panelGemmApplies(int64_t n, float beta) {
+  return kPanelGemmBuilt && n >= kPanelWidth && (beta == 0.0f || beta == 1.0f) &&
+         gemmThreads.load(std::memory_order_relaxed) == 1;
+}
+
+void blasGemm(Transpose ta, Transpose tb, int64_t m, int64_t n, int64_t k, const float *a,
+              int64_t lda, const float *b, int64_t ldb, float beta, float *c, int64_t ldc) {
+  auto op = [](Transpose t) { return t == Transpose::Yes ? CblasTrans : CblasNoTrans; };
+  cblas_sgemm(CblasRowMajor, op(ta), op(tb), int(m), int(n), int(k), 1.0f, a, int(lda), b,
+              int(ldb), beta, c, int(ldc));
+}
+
+/// This thread's weight panels: each packed at most once per WeightPass.
+/// Entries keep their memory from pass to pass (the same weights come back
+/// every step); `pass` says which pass packed them.
+struct WeightPanels {
+  using Key = std::tuple<const float *, bool, int64_t, int64_t, int64_t>; // B, transposed, k, n, ldb
+  struct Entry {
+    uint64_t pass = 0;
+    std::vector<float> panels;
+  };
+  std::map<Key, Entry> entries;
+  uint64_t pass = 0; ///< the live pass's number; 0 when none
+  uint64_t passes = 0;
+};
+thread_local WeightPanels weightPanels;
+
+/// Panels for op(B), packed into `scratch` (or reused from this pass).
+const float *panelsOf(Transpose tb, int64_t k, int64_t n, const float *b, int64_t ldb,
+                      std::vector<float> &scratch) {
+  scratch.resize(size_t(k * kPanelWidth * panelCount(n)));
+  packPanels(tb, k, n, b, ldb, scratch.data());
+  return scratch.data();
+}
+
+} // namespace
+
+void gemm(Transpose ta, Transpose tb, int64_t m, int64_t n, int64_t k, const float *a, int64_t lda,
+          const float *b, int64_t ldb, float beta, float *c, int64_t ldc) {
+  if (m == 0 || n == 0)
+    return;
+  GemmClock::Scope timing;
+  if constexpr (kPanelGemmBuilt) {
+    if (panelGemmApplies(n, beta)) {
+      thread_local std::vector<float> scratch;
+      panelGemm(ta, m, n, k, a, lda, panelsOf(tb, k, n, b, ldb, scratch), beta, c, ldc);
+      return;
+    }
+  }
+  blasGemm(ta, tb, m, n, k, a, lda, b, ldb, beta, c, ldc);
+}
+
+void gemmWithWeights(Transpose ta, Transpose tb, int64_t m, int64_t n, int64_t k, const float *a,
+                     int64_t lda, const float *weights, int64_t ldw, float beta, float *c,
+                     int64_t ldc) {
+  WeightPanels &cache = weightPanels;
+  if constexpr (kPanelGemmBuilt) {
+    if (cache.pass != 0 && m != 0 && n != 0 && panelGemmApplies(n, beta)) {
+      GemmClock::Scope timing;
+      WeightPanels::Entry &entry = cache.entries[{weights, tb == Transpose::Yes, k, n, ldw}];
+      if (entry.pass != cache.pass) {
+        panelsOf(tb, k, n, weights, ldw, entry.panels);
+        entry.pass = cache.pass;
+      }
+      panelGemm(ta, m, n, k, a, lda, entry.panels.data(), beta, c, ldc);
+      return;
+    }
+  }
+  gemm(ta, tb, m, n, k, a, lda, weights, ldw, beta, c, ldc);
+}
+
+WeightPass::WeightPass() {
+  // A step's forward and backward passes pack their weights in the two
+  // orientations: panels unused for longer belong to weights gone or used
+  // no more (a model freed, a gradient check's many forwards).
+  WeightPanels &cache = weightPanels;
+  cache.pass = ++cache.passes;
+  std::erase_if(cache.entries, [&](const auto &entry) { return entry.second.pass + 2 < cache.pass; });
+}
+
+WeightPass::~WeightPass() { weightPanels.pass = 0; }
+
+void setGemmThreads(int threads) {
+  threads = std::max(threads, 1);
+  gemmThreads.store(threads, std::memory_order_relaxed);
+  openblas_set_num_threads(threads);
+}
+
+} // namespace foldc::rt

@@ -1,0 +1,18 @@
+// Threads and allocator settings for running models.
+#include "runtime/engine/Process.h"
+
+#include "runtime/engine/Gemm.h"
+
+#include <Eigen/Core>
+#include <malloc.h>
+
+namespace foldc::rt {
+
+void configureProcess(int threads) {
+  Eigen::setNbThreads(threads < 1 ? 1 : threads);
+  setGemmThreads(threads);
+  mallopt(M_MMAP_THRESHOLD, 1 << 30); // serve large blocks from the heap...
+  mallopt(M_TRIM_THRESHOLD, -1);      // ...and never give them back
+}
+
+} // namespace foldc::rt

@@ -1,0 +1,39 @@
+// Scheduling: which instances run together, and in what order.
+#pragma once
+
+#include "runtime/engine/BatchGraph.h"
+
+#include <span>
+#include <vector>
+
+namespace foldc::rt {
+
+/// One batched kernel call: instances of one kernel, run as rows 0..n-1.
+struct Batch {
+  const Kernel *kernel = nullptr;
+  int depth = 0;
+  std::vector<int32_t> instances;
+};
+
+struct Schedule {
+  std::vector<Batch> batches;     ///< in execution order
+  std::vector<int32_t> batchOf;   ///< instance -> its batch
+  std::vector<int32_t> rowOf;     ///< instance -> its row in that batch
+  int maxDepth = 0;
+};
+
+/// Fold's rule (Looks et al. 2017, §2): depth = 1 + the deepest argument
+/// (an instance without tensor arguments has depth 1); one batch per
+/// (kernel, depth); batches run by increasing depth, and within a depth in
+/// order of first appearance. Every argument is computed at a smaller depth,
+/// so the order is valid, and a value consumed many levels later is read
+/// where it was written (no pass-through copies). With `live` (a flag per
+/// instance, BatchGraph::liveFrom), only live instances are scheduled; the
+/// others keep batchOf -1.
+Schedule scheduleByDepth(const BatchGraph &graph, std::span<const char> live = {});
+
+/// The per-example baseline: every instance is its own batch of one, in
+/// creation order (a topological order). `live` as above.
+Schedule scheduleUnbatched(const BatchGraph &graph, std::span<const char> live = {});
+
+} // namespace foldc::rt

@@ -1,0 +1,146 @@
+// Helpers that generated unfolding code calls on host values and handles.
+#pragma once
+
+#include "runtime/engine/BatchGraph.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <cstddef>
+#include <stdexcept>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+namespace foldc::rt {
+
+/// A structural error in an example (a list of the wrong length, an empty
+/// reduction...): the driver reports it with the example's position.
+class UnfoldError : public std::runtime_error {
+public:
+  using std::runtime_error::runtime_error;
+};
+
+/// `vector(n, xs)`: appends the n numbers of `xs` to an instance's floats.
+template <class List> void appendVector(std::vector<float> &floats, const List &xs, int n) {
+  if (xs.size() != size_t(n))
+    throw UnfoldError("vector(" + std::to_string(n) + ", xs): xs has " +
+                      std::to_string(xs.size()) + " numbers");
+  for (const auto &x : xs)
+    floats.push_back(float(x));
+}
+
+/// A host integer (an id, a label) as a kernel's 32-bit host value; one
+/// that does not fit is an error of the example, not a different id.
+inline int32_t hostInt(int64_t value) {
+  if (value < INT32_MIN || value > INT32_MAX)
+    throw UnfoldError("the integer " + std::to_string(value) + " does not fit in 32 bits");
+  return int32_t(value);
+}
+
+/// A host list passed to an imported C++ function: converts to the vector
+/// type it takes (`std::vector<int>` from a list of int64_t, say).
+template <class T> struct HostList {
+  const std::vector<T> &values;
+  template <class U> operator std::vector<U>() const {
+    return std::vector<U>(values.begin(), values.end());
+  }
+};
+template <class T> HostList<T> hostList(const std::vector<T> &values) { return {values}; }
+
+/// `reduce(f, xs)` of an empty list without a default.
+template <class T> T emptyReduce() {
+  throw UnfoldError("reduce over an empty list without a default value");
+}
+
+/// `nth(i, xs)`.
+template <class List> const typename List::value_type &nth(long long i, const List &xs) {
+  if (i < 0 || size_t(i) >= xs.size())
+    throw UnfoldError("nth(" + std::to_string(i) + ", xs): xs has " + std::to_string(xs.size()) +
+                      " elements");
+  return xs[size_t(i)];
+}
+
+/// `xs[lo:hi]` (`xs[lo:]` without hi), bounds clamped to the list as in
+/// Fold's Slice; negative bounds count from the end.
+template <class List> List sliceList(const List &xs, long long lo, long long hi) {
+  long long n = (long long)xs.size();
+  auto clamp = [n](long long i) { return i < 0 ? std::max(0LL, n + i) : std::min(n, i); };
+  lo = clamp(lo);
+  hi = clamp(hi);
+  return lo < hi ? List(xs.begin() + lo, xs.begin() + hi) : List();
+}
+template <class List> List sliceList(const List &xs, long long lo) {
+  return sliceList(xs, lo, (long long)xs.size());
+}
+
+/// `zip(xs, ys)`: pairs up to the shorter length.
+template <class A, class B>
+std::vector<std::tuple<typename A::value_type, typename B::value_type>> zip(const A &xs,
+                                                                            const B &ys) {
+  std::vector<std::tuple<typename A::value_type, typename B::value_type>> out;
+  for (size_t i = 0; i < xs.size() && i < ys.size(); ++i)
+    out.emplace_back(xs[i], ys[i]);
+  return out;
+}
+
+namespace detail {
+template <class List, size_t... I>
+auto window(const List &xs, size_t at, std::index_sequence<I...>) {
+  return std::make_tuple(xs[at + I]...);
+}
+} // namespace detail
+
+/// `ngrams(n, xs)`: every run of N neighbours, as N-tuples.
+template <size_t N, class List> auto ngrams(const List &xs) {
+  using Gram = decltype(detail::window(xs, 0, std::make_index_sequence<N>{}));
+  std::vector<Gram> out;
+  for (size_t i = 0; i + N <= xs.size(); ++i)
+    out.push_back(detail::window(xs, i, std::make_index_sequence<N>{}));
+  return out;
+}
+
+/// `sum`, `max` or `min` across a sequence of tensors: neighbours combined
+/// pairwise level by level (depth ceil(log2 n)) by `combine` (add, maximum,
+/// minimum); an empty sequence gives `zeros`.
+inline ValueRef sequencePairwise(BatchGraph &graph, std::vector<ValueRef> level,
+                                 const Kernel &combine, const Kernel &zeros) {
+  if (level.empty())
+    return {graph.add(zeros, {}), 0};
+  while (level.size() > 1) {
+    std::vector<ValueRef> next;
+    for (size_t i = 0; i + 1 < level.size(); i += 2)
+      next.push_back({graph.add(combine, {level[i], level[i + 1]}), 0});
+    if (level.size() % 2 == 1)
+      next.push_back(level.back());
+    level = std::move(next);
+  }
+  return level[0];
+}
+
+/// `mean(xs)`: the sum divided by n by `scale` (n is its host float); zeros when empty.
+inline ValueRef sequenceMean(BatchGraph &graph, const std::vector<ValueRef> &xs,
+                             const Kernel &add, const Kernel &zeros, const Kernel &scale) {
+  ValueRef sum = sequencePairwise(graph, xs, add, zeros);
+  if (xs.empty())
+    return sum;
+  return {graph.add(scale, {sum}, {}, {float(xs.size())}), 0};
+}
+
+/// `softmax(xs)` across a sequence of scalars: exp of each, divided by their
+/// pairwise sum. (No max is subtracted: scores are expected in a moderate
+/// range, e.g. after tanh, as in attention.)
+inline std::vector<ValueRef> sequenceSoftmax(BatchGraph &graph, const std::vector<ValueRef> &xs,
+                                             const Kernel &exp, const Kernel &add,
+                                             const Kernel &zeros, const Kernel &divide) {
+  std::vector<ValueRef> e;
+  for (const ValueRef &x : xs)
+    e.push_back({graph.add(exp, {x}), 0});
+  ValueRef total = sequencePairwise(graph, e, add, zeros);
+  std::vector<ValueRef> out;
+  for (const ValueRef &x : e)
+    out.push_back({graph.add(divide, {x, total}), 0});
+  return out;
+}
+
+} // namespace foldc::rt
