@@ -71,9 +71,8 @@ private:
   /// A slice of a tensor read only by element-wise ops (Unary, Binary) is
   /// not copied: they read the source's columns in place, and their
   /// gradients add into the source gradient's columns: no copy of an
-  /// LSTM's gates out of its GEMM output, no zero-filled gradient for each.
-  /// (With the bias in place below, treenn trains 10-13% faster.) Results
-  /// stay materialised.
+  /// LSTM's gates out of its GEMM output, no zero-filled gradient for each
+  /// (bench/README.md, "Slices read in place"). Results stay materialised.
   void findSliceViews() {
     view_.assign(k_.ops.size(), false);
     for (size_t i = 0; i < k_.ops.size(); ++i)

@@ -503,6 +503,7 @@ private:
     case ListOp::Length: return "int64_t((" + args[0] + ").size())";
     case ListOp::Nth: return "foldc::rt::nth(" + args[0] + ", " + args[1] + ")";
     case ListOp::Zip: return "foldc::rt::zip(" + args[0] + ", " + args[1] + ")";
+    case ListOp::Reverse: return "foldc::rt::reversed(" + args[0] + ")";
     case ListOp::Index: return "foldc::rt::nth(" + args[1] + ", " + args[0] + ")"; // xs[i]
     case ListOp::Slice: // xs[lo:hi], xs[lo:]
       return "foldc::rt::sliceList(" + args[0] + ", " + args[1] +

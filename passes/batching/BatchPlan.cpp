@@ -69,6 +69,7 @@ std::string_view listOpName(ListOp op) {
   case ListOp::Nth: return "nth";
   case ListOp::Zip: return "zip";
   case ListOp::Ngrams: return "ngrams";
+  case ListOp::Reverse: return "reverse";
   case ListOp::Index: return "index";
   case ListOp::Slice: return "slice";
   }

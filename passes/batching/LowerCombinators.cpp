@@ -76,6 +76,8 @@ LoweredValue Lowering::builtin(Builtin builtin, std::vector<LoweredValue> args, 
     return listOperation(ListOp::Zip, builtin, args, type, ctx);
   case Builtin::Ngrams:
     return listOperation(ListOp::Ngrams, builtin, args, type, ctx);
+  case Builtin::Reverse:
+    return listOperation(ListOp::Reverse, builtin, args, type, ctx);
   case Builtin::Map:
     return loop(CombinatorKind::Map, builtin, args, type, site, ctx);
   case Builtin::ZipWith:

@@ -88,6 +88,8 @@ TypeRef TypeChecker::checkBuiltinCall(Builtin builtin, std::vector<Arg> args, So
     return checkVector(args);
   case Builtin::Length:
     return listElement(args[0], "'length'") ? types::intType() : types::errorType();
+  case Builtin::Reverse:
+    return listElement(args[0], "'reverse'") ? args[0].type : types::errorType();
   case Builtin::Nth:
     return checkNth(args);
   case Builtin::Ngrams:

@@ -14,6 +14,7 @@
 
 #include <cmath>
 #include <iostream>
+#include <sstream>
 
 namespace foldc::rt {
 
@@ -153,9 +154,18 @@ int runDriver(int argc, char **argv, const std::string &name, DriverModel &model
                     "(e.g. root_hits) its highest dev mean, min:METRIC its lowest");
   train->add_option("--epochs", options.epochs, "passes over --data (default 10)")
       ->check(kUnsigned & CLI::Range(1, 1 << 30));
-  train->add_option("--optimizer", options.optimizer, "sgd, adagrad or adam (default)")
-      ->check(CLI::IsMember({"sgd", "adagrad", "adam"}));
-  train->add_option("--lr", options.lr, "learning rate (default: sgd 0.1, adagrad 0.05, adam 0.001)")
+  std::vector<std::string> optimizers;
+  std::string defaultRates;
+  for (const OptimizerKind &kind : optimizerKinds()) {
+    optimizers.emplace_back(kind.name);
+    std::ostringstream rate;
+    rate << kind.defaultLearningRate;
+    defaultRates += (defaultRates.empty() ? "" : ", ") + std::string(kind.name) + " " + rate.str();
+  }
+  train->add_option("--optimizer", options.optimizer, "one of: " + CLI::detail::join(optimizers) +
+                                                          " (default adam)")
+      ->check(CLI::IsMember(optimizers));
+  train->add_option("--lr", options.lr, "learning rate (default: " + defaultRates + ")")
       ->check(kFinite & CLI::PositiveNumber);
   train->add_option("--clip", options.clip, "clip gradients to this global L2 norm (default: none)")
       ->check(kFinite & CLI::NonNegativeNumber);

@@ -67,7 +67,8 @@ public:
       dev = loadSome(1, options_.dev, options_.devLimit);
     start();
     Selection selection(options_.select, model_.metricNames());
-    double lr = options_.lr > 0 ? options_.lr : options_.optimizer == "sgd" ? 0.1 : options_.optimizer == "adagrad" ? 0.05 : 1e-3;
+    double lr = options_.lr > 0 ? options_.lr
+                                : findOptimizer(options_.optimizer)->defaultLearningRate;
     std::unique_ptr<Optimizer> optimizer = makeOptimizer(options_.optimizer, lr, options_.clip, options_.weightDecay);
     int done = 0;
     if (!options_.resume.empty()) {

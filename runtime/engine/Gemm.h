@@ -1,7 +1,6 @@
 // The GEMMs of linear layers: on AVX-512 CPUs a kernel of this runtime
-// (PanelGemm.h), twice OpenBLAS's speed at the Tree-LSTM's shapes; else, or
-// with more than one GEMM thread, OpenBLAS (1.3-2x faster than Eigen's at
-// these shapes; bench/README.md).
+// (PanelGemm.h); else, or with more than one GEMM thread, OpenBLAS, faster
+// than Eigen's at these shapes (bench/README.md, "GEMM").
 #pragma once
 
 #include <cstdint>

@@ -123,15 +123,55 @@ void Adam::update(int id, Param &p, size_t offset, size_t count, float scale, fl
   }
 }
 
+void RmsProp::update(int id, Param &p, size_t offset, size_t count, float scale, float decay) {
+  float *__restrict w = p.value.data() + offset;
+  float *__restrict g = p.grad.data() + offset;
+  float *__restrict v = v_.values[size_t(id)].data() + offset;
+  const float rate = float(lr_), alpha = float(alpha_), eps = float(eps_);
+  for (size_t k = 0; k < count; ++k) {
+    float gk = scale * g[k] + decay * w[k];
+    g[k] = 0.0f;
+    v[k] = alpha * v[k] + (1.0f - alpha) * gk * gk;
+    w[k] -= rate * gk / (std::sqrt(v[k]) + eps);
+  }
+}
+
+namespace {
+
+constexpr OptimizerKind kOptimizers[] = {
+    {"sgd", 0.1,
+     [](double lr, double clip, double decay) -> std::unique_ptr<Optimizer> {
+       return std::make_unique<Sgd>(lr, clip, decay);
+     }},
+    {"adagrad", 0.05,
+     [](double lr, double clip, double decay) -> std::unique_ptr<Optimizer> {
+       return std::make_unique<Adagrad>(lr, 0.1, clip, decay);
+     }},
+    {"adam", 1e-3,
+     [](double lr, double clip, double decay) -> std::unique_ptr<Optimizer> {
+       return std::make_unique<Adam>(lr, 0.9, 0.999, 1e-8, clip, decay);
+     }},
+    {"rmsprop", 1e-2,
+     [](double lr, double clip, double decay) -> std::unique_ptr<Optimizer> {
+       return std::make_unique<RmsProp>(lr, 0.99, 1e-8, clip, decay);
+     }},
+};
+
+} // namespace
+
+std::span<const OptimizerKind> optimizerKinds() { return kOptimizers; }
+
+const OptimizerKind *findOptimizer(std::string_view name) {
+  for (const OptimizerKind &kind : kOptimizers)
+    if (kind.name == name)
+      return &kind;
+  return nullptr;
+}
+
 std::unique_ptr<Optimizer> makeOptimizer(const std::string &name, double lr, double clipNorm,
                                          double weightDecay) {
-  if (name == "sgd")
-    return std::make_unique<Sgd>(lr, clipNorm, weightDecay);
-  if (name == "adagrad")
-    return std::make_unique<Adagrad>(lr, 0.1, clipNorm, weightDecay);
-  if (name == "adam")
-    return std::make_unique<Adam>(lr, 0.9, 0.999, 1e-8, clipNorm, weightDecay);
-  return nullptr;
+  const OptimizerKind *kind = findOptimizer(name);
+  return kind ? kind->make(lr, clipNorm, weightDecay) : nullptr;
 }
 
 } // namespace foldc::rt

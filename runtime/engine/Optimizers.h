@@ -5,6 +5,8 @@
 
 #include <map>
 #include <memory>
+#include <span>
+#include <string_view>
 #include <string>
 #include <vector>
 
@@ -136,7 +138,40 @@ private:
   Slot m_{"m", 0, {}}, v_{"v", 0, {}};
 };
 
-/// "sgd", "adagrad" or "adam" with learning rate `lr`; null for other names.
+/// RMSprop (Tieleman & Hinton 2012) with PyTorch's defaults: `v = alpha * v +
+/// (1 - alpha) * g^2` from 0, `p -= lr * g / (sqrt(v) + eps)`, alpha 0.99,
+/// eps 1e-8. Sparse rows update lazily (only touched rows).
+class RmsProp : public Optimizer {
+public:
+  explicit RmsProp(double lr = 1e-2, double alpha = 0.99, double eps = 1e-8, double clipNorm = 0,
+                   double weightDecay = 0)
+      : Optimizer(clipNorm, weightDecay), lr_(lr), alpha_(alpha), eps_(eps) {
+    addSlot(v_);
+  }
+
+protected:
+  void update(int id, Param &param, size_t offset, size_t count, float scale,
+              float decay) override;
+
+private:
+  double lr_, alpha_, eps_;
+  Slot v_{"v", 0, {}};
+};
+
+/// The optimizers a driver offers, one row each (optimizerKinds()): the
+/// `--optimizer` name, the learning rate it starts from when none is given,
+/// and how to make one.
+struct OptimizerKind {
+  std::string_view name;
+  double defaultLearningRate;
+  std::unique_ptr<Optimizer> (*make)(double lr, double clipNorm, double weightDecay);
+};
+std::span<const OptimizerKind> optimizerKinds();
+/// The row named `name`, or null.
+const OptimizerKind *findOptimizer(std::string_view name);
+
+/// The optimizer named `name` (a row of optimizerKinds()) with learning rate
+/// `lr`; null for other names.
 std::unique_ptr<Optimizer> makeOptimizer(const std::string &name, double lr, double clipNorm = 0,
                                          double weightDecay = 0);
 

@@ -1,9 +1,9 @@
 // A single-threaded sgemm for AVX-512 CPUs whose right-hand matrix is packed
-// into panels of 32 columns. On this project's machines OpenBLAS (0.3.21)
-// runs its AVX2 kernel, at about 100 GFLOP/s on one core, and packs both
-// operands on every call; this kernel runs at 200-220 GFLOP/s on the
-// Tree-LSTM's shapes (256 x 640 weights, 1 to 256 rows) and 5-9x faster
-// for the few-row GEMMs of a tree's upper levels (bench/README.md).
+// into panels of 32 columns. Debian's OpenBLAS runs its AVX2 kernel on these
+// CPUs and packs both operands on every call, most of a few-row GEMM's time;
+// packing a layer's weights once and keeping a 6 x 32 block of C in
+// registers is faster at every row count of a tree's levels (the figures:
+// bench/README.md, "GEMM").
 #pragma once
 
 #include "runtime/engine/Gemm.h"

@@ -161,7 +161,7 @@ template <BinaryKind K, int A, int B> struct Binary {
   }
 };
 
-enum class UnaryKind { Neg, Tanh, Sigmoid, ReLU, Elu, Softplus, Exp, Log, Abs, Sqrt, Square };
+enum class UnaryKind { Neg, Tanh, Sigmoid, ReLU, Elu, Softplus, Silu, Exp, Log, Abs, Sqrt, Square };
 
 /// Element-wise functions; the backward reads the input x and output y.
 /// Views as for Binary.
@@ -175,6 +175,7 @@ template <UnaryKind K, int W> struct Unary {
     else if constexpr (K == UnaryKind::Elu) y = (v > 0.0f).select(v, v.exp() - 1.0f).matrix();
     else if constexpr (K == UnaryKind::Softplus)
       y = (v.max(0.0f) + (-v.abs()).exp().log1p()).matrix();
+    else if constexpr (K == UnaryKind::Silu) y = (v * v.logistic()).matrix();
     else if constexpr (K == UnaryKind::Exp) y = v.exp().matrix();
     else if constexpr (K == UnaryKind::Log) y = v.log().matrix();
     else if constexpr (K == UnaryKind::Abs) y = v.abs().matrix();
@@ -193,6 +194,10 @@ template <UnaryKind K, int W> struct Unary {
     else if constexpr (K == UnaryKind::ReLU) dx += (g * (v > 0.0f).template cast<float>()).matrix();
     else if constexpr (K == UnaryKind::Elu) dx += (g * (v > 0.0f).select(1.0f, o + 1.0f)).matrix();
     else if constexpr (K == UnaryKind::Softplus) dx += (g * v.logistic()).matrix();
+    else if constexpr (K == UnaryKind::Silu) { // s + x s (1 - s), s = sigmoid(x)
+      auto s = v.logistic();
+      dx += (g * s * (1.0f + v * (1.0f - s))).matrix();
+    }
     else if constexpr (K == UnaryKind::Exp) dx += (g * o).matrix();
     else if constexpr (K == UnaryKind::Log) dx += (g / v).matrix();
     else if constexpr (K == UnaryKind::Abs) dx += (g * v.sign()).matrix();

@@ -5,8 +5,8 @@ namespace foldc::rt {
 
 /// Sets the threads Eigen's GEMM may use and keeps freed memory in the heap.
 /// glibc returns large blocks to the kernel on free (mmap/munmap), so every
-/// batch would page-fault its buffers and Eigen's GEMM packing space anew;
-/// measured on the Tree-LSTM benchmark, that was 40% of the time at batch 256.
+/// batch would page-fault its buffers and Eigen's GEMM packing space anew
+/// (bench/README.md, "What made the difference").
 /// Call once at start-up, before running models.
 void configureProcess(int threads);
 

@@ -74,6 +74,9 @@ template <class List> List sliceList(const List &xs, long long lo) {
   return sliceList(xs, lo, (long long)xs.size());
 }
 
+/// `reverse(xs)`: the elements last to first.
+template <class List> List reversed(const List &xs) { return List(xs.rbegin(), xs.rend()); }
+
 /// `zip(xs, ys)`: pairs up to the shorter length.
 template <class A, class B>
 std::vector<std::tuple<typename A::value_type, typename B::value_type>> zip(const A &xs,

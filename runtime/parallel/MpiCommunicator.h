@@ -23,10 +23,10 @@ public:
   MpiCommunicator(int *argc, char ***argv) {
     // Open MPI moves a large message between two processes of one machine
     // either with one copy by Linux's cross-memory attach (CMA), its default,
-    // or with two through a shared-memory segment. On the virtual machines
-    // this was measured on, CMA pinned every page of the 1.2 MB gradient
-    // sum and took twice as long (treenn, 2 ranks: 4.1% of a step -> 2.0%).
-    // A user's own setting (mpirun --mca, the environment) wins.
+    // or with two through a shared-memory segment. On virtual machines CMA
+    // pins every page of the gradient sum and was the slower (bench/README.md,
+    // "Open MPI copies through shared memory"). A user's own setting
+    // (mpirun --mca, the environment) wins.
     setenv("OMPI_MCA_btl_vader_single_copy_mechanism", "none", /*overwrite=*/0);
     int provided = 0;
     MPI_Init_thread(argc, argv, MPI_THREAD_SERIALIZED, &provided);

@@ -98,11 +98,30 @@ TEST(Optimizer, WeightDecayFollowsClippingAndSparseRows) {
   EXPECT_FLOAT_EQ(p.at(0).value[3], 1.0f - (4.0f + 0.5f));
 }
 
-TEST(Optimizer, FactoryKnowsTheThreeNames) {
-  EXPECT_NE(makeOptimizer("sgd", 0.1), nullptr);
-  EXPECT_NE(makeOptimizer("adagrad", 0.1), nullptr);
-  EXPECT_NE(makeOptimizer("adam", 0.1), nullptr);
-  EXPECT_EQ(makeOptimizer("rmsprop", 0.1), nullptr);
+TEST(Optimizer, RmsPropDividesByTheRunningRootMeanSquare) {
+  ParamStore p = oneParam(1.0f, 0.5f);
+  RmsProp opt(0.01);
+  opt.step(p); // v = 0.01 * 0.25
+  double v = 0.01 * 0.25;
+  EXPECT_NEAR(p.at(0).value[0], 1.0 - 0.01 * 0.5 / (std::sqrt(v) + 1e-8), 1e-6);
+  p.at(0).grad[0] = -0.25f;
+  float before = p.at(0).value[0];
+  opt.step(p);
+  v = 0.99 * v + 0.01 * 0.0625;
+  EXPECT_NEAR(p.at(0).value[0], before + 0.01 * 0.25 / (std::sqrt(v) + 1e-8), 1e-6);
+}
+
+TEST(Optimizer, TheTableMakesEveryOptimizerByName) {
+  std::vector<std::string> names;
+  for (const OptimizerKind &kind : optimizerKinds()) {
+    names.emplace_back(kind.name);
+    EXPECT_NE(makeOptimizer(std::string(kind.name), kind.defaultLearningRate), nullptr);
+    EXPECT_EQ(findOptimizer(kind.name), &kind);
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{"sgd", "adagrad", "adam", "rmsprop"}));
+  EXPECT_EQ(findOptimizer("adamw"), nullptr);
+  EXPECT_EQ(makeOptimizer("adamw", 0.1), nullptr);
+  EXPECT_DOUBLE_EQ(findOptimizer("adagrad")->defaultLearningRate, 0.05);
 }
 
 } // namespace
