@@ -48,7 +48,8 @@ int main() {
   openblas_set_num_threads(1);
   std::vector<float> u = randomValues(size_t(in * out)), x = randomValues(256 * in),
                      dy = randomValues(256 * out), y(256 * out), dx(256 * in);
-  std::printf("one thread, weights %lld x %lld; us per call (GFLOP/s)\n", (long long)in, (long long)out);
+  std::printf("one thread, weights %lld x %lld; us per call (GFLOP/s)\n", (long long)in,
+              (long long)out);
   std::printf("%5s  %-28s %-28s %-28s %-28s\n", "rows", "forward OpenBLAS", "forward runtime",
               "backward OpenBLAS", "backward runtime");
   for (int64_t rows : {1, 2, 4, 8, 16, 32, 64, 128, 256}) {
@@ -56,22 +57,30 @@ int main() {
     foldc::rt::WeightPass pass;
     double flops = 2.0 * double(rows * in * out);
     double times[4] = {
-        secondsPerCall(rows, [&] {
-          cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, int(rows), int(out), int(in), 1.0f,
-                      x.data(), int(in), u.data(), int(out), 0.0f, y.data(), int(out));
-        }),
-        secondsPerCall(rows, [&] {
-          foldc::rt::gemmWithWeights(Transpose::No, Transpose::No, rows, out, in, x.data(), in,
-                                     u.data(), out, 0.0f, y.data(), out);
-        }),
-        secondsPerCall(rows, [&] {
-          cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, int(rows), int(in), int(out), 1.0f,
-                      dy.data(), int(out), u.data(), int(out), 1.0f, dx.data(), int(in));
-        }),
-        secondsPerCall(rows, [&] {
-          foldc::rt::gemmWithWeights(Transpose::No, Transpose::Yes, rows, in, out, dy.data(), out,
-                                     u.data(), out, 1.0f, dx.data(), in);
-        }),
+        secondsPerCall(rows,
+                       [&] {
+                         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, int(rows), int(out),
+                                     int(in), 1.0f, x.data(), int(in), u.data(), int(out), 0.0f,
+                                     y.data(), int(out));
+                       }),
+        secondsPerCall(rows,
+                       [&] {
+                         foldc::rt::gemmWithWeights(Transpose::No, Transpose::No, rows, out, in,
+                                                    x.data(), in, u.data(), out, 0.0f, y.data(),
+                                                    out);
+                       }),
+        secondsPerCall(rows,
+                       [&] {
+                         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, int(rows), int(in),
+                                     int(out), 1.0f, dy.data(), int(out), u.data(), int(out), 1.0f,
+                                     dx.data(), int(in));
+                       }),
+        secondsPerCall(rows,
+                       [&] {
+                         foldc::rt::gemmWithWeights(Transpose::No, Transpose::Yes, rows, in, out,
+                                                    dy.data(), out, u.data(), out, 1.0f, dx.data(),
+                                                    in);
+                       }),
     };
     std::printf("%5lld", (long long)rows);
     for (double t : times) {

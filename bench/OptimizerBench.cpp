@@ -52,7 +52,8 @@ template <class Step> double secondsPerStep(ParamStore &params, int steps, Step 
 
 /// The Adam step of the first round (runtime/engine/Optimizers.cpp until 2026-12-03):
 /// per element in double with two divisions and a sqrt, the bias corrections
-/// computed per parameter, the gradients cleared in a second pass. Kept here as the baseline of the ratio.
+/// computed per parameter, the gradients cleared in a second pass. Kept here as the baseline of the
+/// ratio.
 struct ScalarDoubleAdam {
   double lr = 1e-3, beta1 = 0.9, beta2 = 0.999, eps = 1e-8;
   long step = 0;
@@ -91,10 +92,11 @@ int main(int argc, char **argv) {
     elements += params.at(id).value.size();
   std::printf("%zu dense parameters (treenn: E 128, H 128); %d steps each\n", elements, steps);
   std::printf("%-16s %12s %10s %12s\n", "", "us/step", "ns/elem", "GB/s (eff.)");
-  const std::pair<const char *, double> bytesPerElement[] = {{"sgd", 12}, {"adagrad", 20}, {"adam", 28}};
+  const std::pair<const char *, double> bytesPerElement[] = {
+      {"sgd", 12}, {"adagrad", 20}, {"adam", 28}};
   auto report = [&](const char *name, double bytes, double seconds) {
-    std::printf("%-16s %12.1f %10.3f %12.1f\n", name, seconds * 1e6, seconds * 1e9 / double(elements),
-                bytes * double(elements) / seconds / 1e9);
+    std::printf("%-16s %12.1f %10.3f %12.1f\n", name, seconds * 1e6,
+                seconds * 1e9 / double(elements), bytes * double(elements) / seconds / 1e9);
   };
   double adam = 0;
   for (auto [name, bytes] : bytesPerElement) {

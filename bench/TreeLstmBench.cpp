@@ -19,10 +19,10 @@
 namespace {
 
 using namespace foldc::rt;
-using reference::Tree;
 using foldc::bench::Clock;
-using foldc::bench::sgemmPeak;
 using foldc::bench::secondsSince;
+using foldc::bench::sgemmPeak;
+using reference::Tree;
 
 constexpr int kLeaves = 128, kVocab = 1000, kClasses = 5;
 
@@ -89,8 +89,8 @@ double runStatic(reference::TreeLstmModel<N, kClasses> &model, ParamStore &param
       int leaf = 0;
       for (const Tree::Node &node : trees[first + size_t(t)].nodes)
         if (node.isLeaf())
-          h[0].row(t * kLeaves + leaf++) =
-              Eigen::Map<const Eigen::RowVectorXf>(embedding.value.data() + size_t(node.word) * N, N);
+          h[0].row(t * kLeaves + leaf++) = Eigen::Map<const Eigen::RowVectorXf>(
+              embedding.value.data() + size_t(node.word) * N, N);
     }
     auto children = [&](Mat &m, int rows, int offset) {
       return Strided(m.data() + offset * N, rows, N, Eigen::OuterStride<>(2 * N));
@@ -143,8 +143,8 @@ double runStatic(reference::TreeLstmModel<N, kClasses> &model, ParamStore &param
         Eigen::Map<Mat> dx(dBelowH.data(), rows, 2 * N);
         Eigen::Map<const Mat> x(h[level - 1].data(), rows, 2 * N);
         Cell::backward(x, children(c[level - 1], rows, 0), children(c[level - 1], rows, 1),
-                       gates[level], c[level], dh, dc, nullptr, dx, children(dBelowC, rows, 0), children(dBelowC, rows, 1),
-                       params, model.cellWeights(), model.cellBias());
+                       gates[level], c[level], dh, dc, nullptr, dx, children(dBelowC, rows, 0),
+                       children(dBelowC, rows, 1), params, model.cellWeights(), model.cellBias());
         dh = std::move(dBelowH);
         dc = std::move(dBelowC);
       }
@@ -179,15 +179,16 @@ struct Options {
   bool large = true;
 };
 
-template <int N> void benchmarkSize(const Options &o, double peak, const std::vector<int> &batches,
-                                     int minTrees, WorkerPool *pool) {
+template <int N>
+void benchmarkSize(const Options &o, double peak, const std::vector<int> &batches, int minTrees,
+                   WorkerPool *pool) {
   std::mt19937_64 rng(N);
   ParamStore params;
   reference::TreeLstmModel<N, kClasses> model(params, kVocab, true, false);
   params.initialize(1);
   Sgd sgd(1e-4);
-  double flopsPerTree = model.nodeKernel().signature().flops * (kLeaves - 1) +
-                        model.classifier().signature().flops;
+  double flopsPerTree =
+      model.nodeKernel().signature().flops * (kLeaves - 1) + model.classifier().signature().flops;
   int maxBatch = *std::max_element(batches.begin(), batches.end());
   std::vector<Tree> randomTrees, balanced;
   for (int i = 0; i < std::max(2 * maxBatch, minTrees); ++i) {
@@ -201,8 +202,8 @@ template <int N> void benchmarkSize(const Options &o, double peak, const std::ve
     std::vector<Tree> few(randomTrees.begin(), randomTrees.begin() + o.unbatchedTrees);
     // Every instance runs alone; one optimizer step per group of trees. The
     // first half is the warm-up, the second half is timed.
-    Timing unbatched =
-        runDynamic<N>(model, params, few, std::max(1, int(few.size()) / 2), false, training, sgd, pool);
+    Timing unbatched = runDynamic<N>(model, params, few, std::max(1, int(few.size()) / 2), false,
+                                     training, sgd, pool);
     double flops = training ? 3 * flopsPerTree : flopsPerTree; // backward ~ 2x forward
     std::printf("\nN = %d, %s (unbatched: %.3f ms/tree)\n", N, mode, unbatched.perTree * 1e3);
     std::printf("%6s %12s %12s %12s %9s %7s %9s %8s %9s\n", "batch", "(a) ms/tree", "(b) ms/tree",
@@ -233,7 +234,8 @@ int main(int argc, char **argv) {
   app.add_option("--batches-large", o.batchesLarge, "batch sizes for N=1024")->delimiter(',');
   app.add_option("--min-trees", o.minTrees, "trees timed per configuration at N=256");
   app.add_option("--min-trees-large", o.minTreesLarge, "trees timed per configuration at N=1024");
-  app.add_option("--unbatched-trees", o.unbatchedTrees, "trees run for the unbatched baseline (half are timed)");
+  app.add_option("--unbatched-trees", o.unbatchedTrees,
+                 "trees run for the unbatched baseline (half are timed)");
   app.add_option("--threads", o.threads, "threads for Eigen's GEMM");
   app.add_option("--row-threads", o.rowThreads,
                  "threads splitting the rows of large forward batches (dynamic batching)");

@@ -4,10 +4,10 @@
 // --no-batching, with 1 and 2 threads (replicas of the model); GFLOP/s against the sgemm peak
 // measured in the same run, where the time goes, and peak memory.
 #include "bench/Measure.h"
-#include "runtime/parallel/DataParallel.h"
 #include "runtime/engine/GemmClock.h"
 #include "runtime/engine/Optimizers.h"
 #include "runtime/engine/Process.h"
+#include "runtime/parallel/DataParallel.h"
 #include "runtime/parallel/ThreadTeam.h"
 #include "treenn.h"
 
@@ -29,8 +29,8 @@ struct Options {
   std::string data = "build/sst/train.jsonl";
   std::vector<int> batches{1, 16, 64, 256};
   std::vector<int> threads{1, 2};
-  int trees = 8544;          ///< trees per batched configuration: all of SST train (after a warm-up batch)
-  int unbatchedTrees = 512;  ///< trees per --no-batching configuration
+  int trees = 8544; ///< trees per batched configuration: all of SST train (after a warm-up batch)
+  int unbatchedTrees = 512; ///< trees per --no-batching configuration
 };
 
 /// DyNet's autobatching on the same model and data, one thread (issue 12 of
@@ -64,8 +64,8 @@ struct Trees {
 /// One minibatch step of a replica: training (gradients summed over the
 /// team, then its own optimizer step) or inference of its share.
 void step(treenn::Model &model, std::span<const treenn::Tree *const> mine, bool training,
-          const RunOptions &options, Adam &adam, GradientExchange &exchange,
-          Communicator &team, Phases &p) {
+          const RunOptions &options, Adam &adam, GradientExchange &exchange, Communicator &team,
+          Phases &p) {
   if (!training) {
     if (!mine.empty())
       model.infer(mine, options);
@@ -111,8 +111,8 @@ Phases run(ThreadTeam &team, std::vector<treenn::Model> &models, const Trees &tr
     for (size_t first = 0; first < count; first += size_t(batchSize)) {
       size_t n = std::min(count - first, size_t(batchSize));
       mine.clear();
-      for (uint32_t place : shareOfBatch(std::span(trees.sizes).subspan(first, n), comm.rank(),
-                                         comm.size()))
+      for (uint32_t place :
+           shareOfBatch(std::span(trees.sizes).subspan(first, n), comm.rank(), comm.size()))
         mine.push_back(trees.all[first + place]);
       comm.barrier(); // the replicas start each step together
       auto start = Clock::now();
@@ -174,17 +174,17 @@ void printRow(int threads, int batch, bool batching, const Phases &p, double pea
               const std::map<int, double> &dynet) {
   double treesPerSecond = p.trees / p.total;
   double gflops = p.flops / p.total / 1e9;
-  double other =
-      p.total - p.unfold - p.schedule - p.gather - p.gemm - p.optimizer - p.sync;
+  double other = p.total - p.unfold - p.schedule - p.gather - p.gemm - p.optimizer - p.sync;
   auto share = [&](double seconds) { return 100 * seconds / p.total; };
   auto reference = dynet.find(batch);
   std::string ratio = threads == 1 && batching && reference != dynet.end()
                           ? std::to_string(treesPerSecond / reference->second).substr(0, 4) + "x"
                           : "";
-  std::printf("%7d %6d %8s %10.0f %9s %8.1f %6.0f%% %5.1f%% %9.1f%% %5.1f%% %5.1f%% %5.1f%% %5.1f%%\n",
-              threads, batch, batching ? "yes" : "no", treesPerSecond, ratio.c_str(), gflops,
-              100 * gflops / peak, share(p.unfold), share(p.schedule + p.gather), share(p.gemm),
-              share(other), share(p.optimizer), share(p.sync));
+  std::printf(
+      "%7d %6d %8s %10.0f %9s %8.1f %6.0f%% %5.1f%% %9.1f%% %5.1f%% %5.1f%% %5.1f%% %5.1f%%\n",
+      threads, batch, batching ? "yes" : "no", treesPerSecond, ratio.c_str(), gflops,
+      100 * gflops / peak, share(p.unfold), share(p.schedule + p.gather), share(p.gemm),
+      share(other), share(p.optimizer), share(p.sync));
   std::fflush(stdout);
 }
 
@@ -235,7 +235,8 @@ int main(int argc, char **argv) {
       std::vector<treenn::Model> models(static_cast<size_t>(threads));
       for (int batch : o.batches)
         for (bool batching : {true, false}) {
-          size_t count = size_t(std::min(int(trees.all.size()), batching ? o.trees : o.unbatchedTrees));
+          size_t count =
+              size_t(std::min(int(trees.all.size()), batching ? o.trees : o.unbatchedTrees));
           // a warm-up minibatch and a timed one
           count = std::min(trees.all.size(), std::max(count, size_t(2 * batch)));
           std::fprintf(stderr, "[bench] %s, %d threads, batch %d, %s: %zu trees...\n",

@@ -65,7 +65,8 @@ private:
         h_.line("std::variant<" + alternatives + "> value;");
       }
     }
-    h_.line("/// Reads a " + d.name + " from JSON; a mismatch throws foldc::rt::DataError at `at`.");
+    h_.line("/// Reads a " + d.name +
+            " from JSON; a mismatch throws foldc::rt::DataError at `at`.");
     h_.line(name + " " + names_.reader(d) +
             "(const nlohmann::json &value, const foldc::rt::JsonPath &at);");
     h_.line();
@@ -74,11 +75,16 @@ private:
   /// A C++ expression reading `json` (at path expression `path`) as `type`.
   std::string reader(const TypeRef &type, const std::string &json, const std::string &path) {
     switch (type->kind) {
-    case TypeKind::Int: return "foldc::rt::readInt(" + json + ", " + path + ")";
-    case TypeKind::Float: return "foldc::rt::readFloat(" + json + ", " + path + ")";
-    case TypeKind::Bool: return "foldc::rt::readBool(" + json + ", " + path + ")";
-    case TypeKind::String: return "foldc::rt::readString(" + json + ", " + path + ")";
-    case TypeKind::Data: return names_.reader(plan_.dataType(*type)) + "(" + json + ", " + path + ")";
+    case TypeKind::Int:
+      return "foldc::rt::readInt(" + json + ", " + path + ")";
+    case TypeKind::Float:
+      return "foldc::rt::readFloat(" + json + ", " + path + ")";
+    case TypeKind::Bool:
+      return "foldc::rt::readBool(" + json + ", " + path + ")";
+    case TypeKind::String:
+      return "foldc::rt::readString(" + json + ", " + path + ")";
+    case TypeKind::Data:
+      return names_.reader(plan_.dataType(*type)) + "(" + json + ", " + path + ")";
     case TypeKind::List:
       return "foldc::rt::readList<" + hostType(type->element0()) + ">(" + json + ", " + path +
              ", [](const nlohmann::json &v, const foldc::rt::JsonPath &p) { return " +
@@ -94,9 +100,8 @@ private:
     case TypeKind::Tuple: {
       std::string args;
       for (size_t i = 0; i < type->elements.size(); ++i)
-        args += (i ? ", " : "") +
-                reader(type->elements[i], "t[" + std::to_string(i) + "]",
-                       path + ".index(" + std::to_string(i) + ")");
+        args += (i ? ", " : "") + reader(type->elements[i], "t[" + std::to_string(i) + "]",
+                                         path + ".index(" + std::to_string(i) + ")");
       return "[&](const nlohmann::json &t) { return std::make_tuple(" + args +
              "); }(foldc::rt::readTupleArray(" + json + ", " + path + ", " +
              std::to_string(type->elements.size()) + "))";
@@ -116,8 +121,8 @@ private:
     }
     s_.line("const nlohmann::json &fields = " + read);
     for (const PlanField &f : v.fields) {
-      std::string read = reader(f.type, "fields[" + quoted(f.name) + "]",
-                                path + ".field(" + quoted(f.name) + ")");
+      std::string read =
+          reader(f.type, "fields[" + quoted(f.name) + "]", path + ".field(" + quoted(f.name) + ")");
       if (f.type->kind == TypeKind::Data)
         read = "std::make_unique<" + hostType(f.type) + ">(" + read + ")";
       s_.line(target + "." + names_(f.name) + " = " + read + ";");
@@ -147,7 +152,8 @@ private:
       s_.line("result.value = std::move(alternative);");
       s_.line("return result;");
     }
-    s_.line("at.fail(\"expected one of the variants " + names + ", found \\\"\" + variant + \"\\\"\");");
+    s_.line("at.fail(\"expected one of the variants " + names +
+            ", found \\\"\" + variant + \"\\\"\");");
   }
 
   void defineExampleReader(const TypeRef &input) {
@@ -180,10 +186,14 @@ std::string cppHostType(const BatchPlan &plan, const CppNames &names, const Type
                         const std::string &scope) {
   auto recurse = [&](const TypeRef &t) { return cppHostType(plan, names, t, scope); };
   switch (type->kind) {
-  case TypeKind::Int: return "int64_t";
-  case TypeKind::Float: return "double";
-  case TypeKind::Bool: return "bool";
-  case TypeKind::String: return "std::string";
+  case TypeKind::Int:
+    return "int64_t";
+  case TypeKind::Float:
+    return "double";
+  case TypeKind::Bool:
+    return "bool";
+  case TypeKind::String:
+    return "std::string";
   case TypeKind::Data: {
     const PlanDataType &data = plan.dataType(*type);
     std::string name = scope + names(data.name);
@@ -191,7 +201,8 @@ std::string cppHostType(const BatchPlan &plan, const CppNames &names, const Type
       name += "::" + names(data.variants[size_t(type->variant)].name);
     return name;
   }
-  case TypeKind::List: return "std::vector<" + recurse(type->element0()) + ">";
+  case TypeKind::List:
+    return "std::vector<" + recurse(type->element0()) + ">";
   case TypeKind::Optional:
     return type->element0()->kind == TypeKind::Data
                ? "std::unique_ptr<" + recurse(type->element0()) + ">"
@@ -203,8 +214,7 @@ std::string cppHostType(const BatchPlan &plan, const CppNames &names, const Type
   }
 }
 
-void emitDataTypes(const BatchPlan &plan, const CppNames &names, Emitter &header,
-                   Emitter &source) {
+void emitDataTypes(const BatchPlan &plan, const CppNames &names, Emitter &header, Emitter &source) {
   DataEmitter(plan, names, header, source).run();
 }
 
@@ -219,39 +229,50 @@ namespace {
 std::string jsonShape(const BatchPlan &plan, const TypeRef &type,
                       std::vector<const PlanDataType *> &mentioned) {
   switch (type->kind) {
-  case TypeKind::Int: return "int";
-  case TypeKind::Float: return "float";
-  case TypeKind::Bool: return "bool";
-  case TypeKind::String: return "string";
-  case TypeKind::List: return "[" + jsonShape(plan, type->element0(), mentioned) + ", ...]";
-  case TypeKind::Optional: return jsonShape(plan, type->element0(), mentioned) + " or null";
+  case TypeKind::Int:
+    return "int";
+  case TypeKind::Float:
+    return "float";
+  case TypeKind::Bool:
+    return "bool";
+  case TypeKind::String:
+    return "string";
+  case TypeKind::List:
+    return "[" + jsonShape(plan, type->element0(), mentioned) + ", ...]";
+  case TypeKind::Optional:
+    return jsonShape(plan, type->element0(), mentioned) + " or null";
   case TypeKind::Tuple:
-    return "[" + commaSeparated(type->elements, [&](const TypeRef &t) {
-             return jsonShape(plan, t, mentioned);
-           }) + "]";
+    return "[" +
+           commaSeparated(type->elements,
+                          [&](const TypeRef &t) { return jsonShape(plan, t, mentioned); }) +
+           "]";
   case TypeKind::Data: {
     const PlanDataType &d = plan.dataType(*type);
     if (std::find(mentioned.begin(), mentioned.end(), &d) == mentioned.end())
       mentioned.push_back(&d);
     return d.name;
   }
-  default: return toString(type);
+  default:
+    return toString(type);
   }
 }
 
 std::string recordShape(const BatchPlan &plan, const PlanDataType::Variant &variant,
                         std::vector<const PlanDataType *> &mentioned) {
-  return "{" + commaSeparated(variant.fields, [&](const PlanField &f) {
-           return quoted(f.name) + ": " + jsonShape(plan, f.type, mentioned);
-         }) + "}";
+  return "{" +
+         commaSeparated(variant.fields,
+                        [&](const PlanField &f) {
+                          return quoted(f.name) + ": " + jsonShape(plan, f.type, mentioned);
+                        }) +
+         "}";
 }
 
 } // namespace
 
 std::string exampleFormat(const BatchPlan &plan) {
   std::vector<const PlanDataType *> mentioned;
-  std::string text = "--data: JSON Lines, one " + jsonShape(plan, plan.exampleType, mentioned) +
-                     " per line";
+  std::string text =
+      "--data: JSON Lines, one " + jsonShape(plan, plan.exampleType, mentioned) + " per line";
   // Each data type is spelt out once, in order of first mention (the list
   // grows while it is walked).
   for (size_t i = 0; i < mentioned.size(); ++i) {

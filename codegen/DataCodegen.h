@@ -16,8 +16,7 @@ std::string cppHostType(const BatchPlan &plan, const CppNames &names, const Type
 /// Declares every data type and its reader (`Tree readTree(json, path)`) in
 /// `header`, and defines the readers in `source`. With a model, also
 /// `std::vector<Input> readExamples(file)` for its input type.
-void emitDataTypes(const BatchPlan &plan, const CppNames &names, Emitter &header,
-                   Emitter &source);
+void emitDataTypes(const BatchPlan &plan, const CppNames &names, Emitter &header, Emitter &source);
 
 /// What a driver's --help says its --data holds: the model's example type
 /// and every data type it reaches, as JSON (`Tree = {"Leaf": {...}} | ...`).

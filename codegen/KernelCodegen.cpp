@@ -26,11 +26,16 @@ std::string floatLiteral(double v) {
 /// Binary, Compare and Reduce take their kind as a template argument).
 std::string primitive(const OpInfo &info) {
   switch (info.family) {
-  case OpFamily::Unary: return "Unary<UnaryKind::" + std::string(info.kindName);
-  case OpFamily::Binary: return "Binary<BinaryKind::" + std::string(info.kindName);
-  case OpFamily::Compare: return "Compare<CompareKind::" + std::string(info.kindName);
-  case OpFamily::Reduce: return "Reduce<ReduceKind::" + std::string(info.kindName);
-  default: return std::string(info.kindName) + "<";
+  case OpFamily::Unary:
+    return "Unary<UnaryKind::" + std::string(info.kindName);
+  case OpFamily::Binary:
+    return "Binary<BinaryKind::" + std::string(info.kindName);
+  case OpFamily::Compare:
+    return "Compare<CompareKind::" + std::string(info.kindName);
+  case OpFamily::Reduce:
+    return "Reduce<ReduceKind::" + std::string(info.kindName);
+  default:
+    return std::string(info.kindName) + "<";
   }
 }
 
@@ -76,8 +81,8 @@ private:
   void findSliceViews() {
     view_.assign(k_.ops.size(), false);
     for (size_t i = 0; i < k_.ops.size(); ++i)
-      view_[i] = opInfo(k_.ops[i].kind).family == OpFamily::Slice &&
-                 k_.ops[i].operands[0].isTensor();
+      view_[i] =
+          opInfo(k_.ops[i].kind).family == OpFamily::Slice && k_.ops[i].operands[0].isTensor();
     for (const KernelResult &r : k_.results)
       view_[size_t(r.op)] = false;
     for (const PlanOp &op : k_.ops) {
@@ -104,8 +109,8 @@ private:
     biasInPlace_.assign(k_.ops.size(), -1);
     for (size_t i = 0; i < k_.ops.size(); ++i) {
       const PlanOperand &x = k_.ops[i].operands.empty() ? PlanOperand{} : k_.ops[i].operands[0];
-      if (opInfo(k_.ops[i].kind).family == OpFamily::BiasAdd &&
-          x.kind == PlanOperand::Kind::Op && readers[size_t(x.index)] == 1 && !view_[size_t(x.index)])
+      if (opInfo(k_.ops[i].kind).family == OpFamily::BiasAdd && x.kind == PlanOperand::Kind::Op &&
+          readers[size_t(x.index)] == 1 && !view_[size_t(x.index)])
         biasInPlace_[size_t(x.index)] = int(i);
     }
   }
@@ -201,10 +206,14 @@ private:
 
   int64_t widthOfOperand(const PlanOperand &o) const {
     switch (o.kind) {
-    case PlanOperand::Kind::Op: return widthOf(k_.ops[size_t(o.index)].type);
-    case PlanOperand::Kind::Argument: return widthOf(k_.args[size_t(o.index)]);
-    case PlanOperand::Kind::Host: return slots_[size_t(o.index)].count;
-    case PlanOperand::Kind::Constant: return 1;
+    case PlanOperand::Kind::Op:
+      return widthOf(k_.ops[size_t(o.index)].type);
+    case PlanOperand::Kind::Argument:
+      return widthOf(k_.args[size_t(o.index)]);
+    case PlanOperand::Kind::Host:
+      return slots_[size_t(o.index)].count;
+    case PlanOperand::Kind::Constant:
+      return 1;
     }
     return 1;
   }
@@ -221,9 +230,12 @@ private:
       return columnsOf(o.index, false);
     int64_t w = widthOfOperand(o);
     switch (o.kind) {
-    case PlanOperand::Kind::Op: return view("In", "v.v" + str(o.index) + ".data()", w);
-    case PlanOperand::Kind::Argument: return view("In", "c.args[" + str(o.index) + "]", w);
-    case PlanOperand::Kind::Host: return view("In", "v.hf" + str(o.index) + ".data()", w);
+    case PlanOperand::Kind::Op:
+      return view("In", "v.v" + str(o.index) + ".data()", w);
+    case PlanOperand::Kind::Argument:
+      return view("In", "c.args[" + str(o.index) + "]", w);
+    case PlanOperand::Kind::Host:
+      return view("In", "v.hf" + str(o.index) + ".data()", w);
     case PlanOperand::Kind::Constant:
       return view("In",
                   "foldc::rt::RowsMatrix<1>::Constant(rows, 1, " + floatLiteral(o.constant) +
@@ -237,10 +249,12 @@ private:
   /// an i32 tensor.
   std::string indices(const PlanOperand &o) const {
     switch (o.kind) {
-    case PlanOperand::Kind::Host: return "v.h" + str(o.index);
+    case PlanOperand::Kind::Host:
+      return "v.h" + str(o.index);
     case PlanOperand::Kind::Constant:
       return "std::vector<int32_t>(size_t(rows), int32_t(" + str(int64_t(o.constant)) + "))";
-    default: return "indices(" + in(o) + ")";
+    default:
+      return "indices(" + in(o) + ")";
     }
   }
 
@@ -279,13 +293,17 @@ private:
     const auto &o = op.operands;
     std::vector<int64_t> w = operandWidths(op);
     switch (info.family) {
-    case OpFamily::Unary: case OpFamily::Softmax: case OpFamily::LogSoftmax:
+    case OpFamily::Unary:
+    case OpFamily::Softmax:
+    case OpFamily::LogSoftmax:
       s_.line(call(op, {W}) + "forward(" + in(o[0]) + ", " + out + ");");
       return;
-    case OpFamily::Binary: case OpFamily::Compare:
+    case OpFamily::Binary:
+    case OpFamily::Compare:
       s_.line(call(op, w) + "forward(" + in(o[0]) + ", " + in(o[1]) + ", " + out + ");");
       return;
-    case OpFamily::Reduce: case OpFamily::Argmax:
+    case OpFamily::Reduce:
+    case OpFamily::Argmax:
       s_.line(call(op, w) + "forward(" + in(o[0]) + ", " + out + ");");
       return;
     case OpFamily::Gather:
@@ -313,13 +331,15 @@ private:
     case OpFamily::Concat: {
       int64_t offset = 0;
       for (size_t j = 0; j < o.size(); ++j) {
-        s_.line("v.v" + str(i) + ".middleCols(" + str(offset) + ", " + str(w[j]) + ") = " +
-                in(o[j]) + ";");
+        s_.line("v.v" + str(i) + ".middleCols(" + str(offset) + ", " + str(w[j]) +
+                ") = " + in(o[j]) + ";");
         offset += w[j];
       }
       return;
     }
-    case OpFamily::Dot: case OpFamily::Mse: case OpFamily::SigmoidXent:
+    case OpFamily::Dot:
+    case OpFamily::Mse:
+    case OpFamily::SigmoidXent:
       s_.line(call(op, {w[0]}) + "forward(" + in(o[0]) + ", " + in(o[1]) + ", " + out + ");");
       return;
     case OpFamily::OneHot:
@@ -333,7 +353,8 @@ private:
               str(i) + ", c.instanceKeys, *c.ctx, " + out + ");");
       return;
     case OpFamily::Fill:
-      s_.line("v.v" + str(i) + ".setConstant(" + (op.kind == OpKind::Ones ? "1.0f" : "0.0f") + ");");
+      s_.line("v.v" + str(i) + ".setConstant(" + (op.kind == OpKind::Ones ? "1.0f" : "0.0f") +
+              ");");
       return;
     case OpFamily::FromHost:
       s_.line("v.v" + str(i) + " = " + in(o[0]) + ";");
@@ -375,9 +396,12 @@ private:
       return columnsOf(o.index, true);
     int64_t w = widthOfOperand(o);
     switch (o.kind) {
-    case PlanOperand::Kind::Op: return view("Out", gradName(o.index) + ".data()", w);
-    case PlanOperand::Kind::Argument: return view("Out", "c.argGrads[" + str(o.index) + "]", w);
-    default: return view("Out", "discard" + str(w) + ".data()", w);
+    case PlanOperand::Kind::Op:
+      return view("Out", gradName(o.index) + ".data()", w);
+    case PlanOperand::Kind::Argument:
+      return view("Out", "c.argGrads[" + str(o.index) + "]", w);
+    default:
+      return view("Out", "discard" + str(w) + ".data()", w);
     }
   }
 
@@ -400,7 +424,8 @@ private:
       s_.line(call(op, {W}) + "backward(" + in(o[0]) + ", " + y + ", " + dy + ", " + gradOf(o[0]) +
               ");");
       return;
-    case OpFamily::Softmax: case OpFamily::LogSoftmax:
+    case OpFamily::Softmax:
+    case OpFamily::LogSoftmax:
       s_.line(call(op, {W}) + "backward(" + y + ", " + dy + ", " + gradOf(o[0]) + ");");
       return;
     case OpFamily::Binary:
@@ -444,7 +469,9 @@ private:
       }
       return;
     }
-    case OpFamily::Dot: case OpFamily::Mse: case OpFamily::SigmoidXent:
+    case OpFamily::Dot:
+    case OpFamily::Mse:
+    case OpFamily::SigmoidXent:
       s_.line(call(op, {w[0]}) + "backward(" + in(o[0]) + ", " + in(o[1]) + ", " + dy + ", " +
               gradOf(o[0]) + ", " + gradOf(o[1]) + ");");
       return;
@@ -456,7 +483,10 @@ private:
       s_.line(call(op, {W}) + "backward(" + floatLiteral(op.attrs.rate) + ", " + str(i) +
               ", c.instanceKeys, *c.ctx, " + dy + ", " + gradOf(o[0]) + ");");
       return;
-    case OpFamily::Compare: case OpFamily::Argmax: case OpFamily::OneHot: case OpFamily::Fill:
+    case OpFamily::Compare:
+    case OpFamily::Argmax:
+    case OpFamily::OneHot:
+    case OpFamily::Fill:
     case OpFamily::FromHost:
       return; // no gradient flows
     }
@@ -482,7 +512,8 @@ private:
   void backward() {
     std::vector<bool> flows = gradientFlow();
     if (std::find(flows.begin(), flows.end(), true) == flows.end()) {
-      s_.line("void backward(const foldc::rt::BackwardCall &) const override {} // no gradient flows");
+      s_.line(
+          "void backward(const foldc::rt::BackwardCall &) const override {} // no gradient flows");
       return;
     }
     auto fn = s_.scope("void backward(const foldc::rt::BackwardCall &c) const override {");
@@ -499,13 +530,14 @@ private:
     s_.line("  compute(c, recomputed);");
     s_.line("[[maybe_unused]] const Values &v = kept ? *kept : recomputed;");
     for (int64_t w : discardWidths(flows))
-      s_.line("foldc::rt::RowsMatrix<" + str(w) + "> discard" + str(w) + " = foldc::rt::RowsMatrix<" + str(w) + ">::Zero(rows, " + str(w) + ");");
+      s_.line("foldc::rt::RowsMatrix<" + str(w) + "> discard" + str(w) +
+              " = foldc::rt::RowsMatrix<" + str(w) + ">::Zero(rows, " + str(w) + ");");
     for (size_t i = 0; i < k_.ops.size(); ++i) {
       if (!flows[i] || view_[i] || biasInPlace_[i] >= 0)
         continue;
       std::string w = str(widthOf(k_.ops[i].type));
-      s_.line("foldc::rt::RowsMatrix<" + w + "> g" + str(int64_t(i)) +
-              " = foldc::rt::RowsMatrix<" + w + ">::Zero(rows, " + w + ");");
+      s_.line("foldc::rt::RowsMatrix<" + w + "> g" + str(int64_t(i)) + " = foldc::rt::RowsMatrix<" +
+              w + ">::Zero(rows, " + w + ");");
     }
     for (size_t j = 0; j < k_.results.size(); ++j) {
       int value = k_.results[j].op;
@@ -523,7 +555,7 @@ private:
   Emitter &s_;
   std::vector<HostSlot> slots_;
   int ints_ = 0, floats_ = 0;
-  std::vector<bool> view_; ///< per op: a slice read in place (findSliceViews)
+  std::vector<bool> view_;       ///< per op: a slice read in place (findSliceViews)
   std::vector<int> biasInPlace_; ///< per op: the BiasAdd adding to it in place, or -1
 };
 

@@ -14,7 +14,6 @@ namespace {
 
 std::string str(int64_t v) { return std::to_string(v); }
 
-
 /// Before a declaration the program may not read (a let nobody uses, a
 /// binder or loop element a block ignores).
 const std::string kUnused = "[[maybe_unused]] ";
@@ -49,12 +48,15 @@ private:
   /// handles (rt::ValueRef), host values the data types' C++ types.
   std::string valueType(const TypeRef &type) const {
     switch (type->kind) {
-    case TypeKind::Tensor: return "foldc::rt::ValueRef";
+    case TypeKind::Tensor:
+      return "foldc::rt::ValueRef";
     case TypeKind::Tuple:
       return "std::tuple<" +
              commaSeparated(type->elements, [&](const TypeRef &t) { return valueType(t); }) + ">";
-    case TypeKind::List: return "std::vector<" + valueType(type->element0()) + ">";
-    default: return cppHostType(plan_, names_, type, scope_);
+    case TypeKind::List:
+      return "std::vector<" + valueType(type->element0()) + ">";
+    default:
+      return cppHostType(plan_, names_, type, scope_);
     }
   }
 
@@ -78,7 +80,8 @@ private:
     h_.line("Output unfold(const Example &" + names_.local(model, model.params[0]) +
             ", foldc::rt::BatchGraph &graph) const;");
     h_.line("/// The output of an example after a forward pass, as JSON.");
-    h_.line("nlohmann::json outputJson(const foldc::rt::Executor &executor, const Output &output) const;");
+    h_.line("nlohmann::json outputJson(const foldc::rt::Executor &executor, const Output &output) "
+            "const;");
     h_.line();
     h_.line("private:");
     for (const FunctionPlan &f : plan_.functions)
@@ -106,8 +109,9 @@ private:
   // ------------------------------------------------------------ output
   void defineOutputJson() {
     bool readsTensors = containsTensor(plan_.outputType);
-    auto f = s_.scope(std::string("nlohmann::json Model::outputJson(const foldc::rt::Executor &") +
-                      (readsTensors ? "executor" : "/*executor*/") + ", const Output &output) const {");
+    auto f =
+        s_.scope(std::string("nlohmann::json Model::outputJson(const foldc::rt::Executor &") +
+                 (readsTensors ? "executor" : "/*executor*/") + ", const Output &output) const {");
     s_.line("return " + jsonOf(plan_.outputType, "output") + ";");
   }
 
@@ -140,8 +144,9 @@ private:
   void defineFunction(const FunctionPlan &f) {
     fn_ = &f;
     if (f.isModel) {
-      auto body = s_.scope("Model::Output Model::unfold([[maybe_unused]] const Example &" +
-                           names_.local(f, f.params[0]) + ", foldc::rt::BatchGraph &graph) const {");
+      auto body =
+          s_.scope("Model::Output Model::unfold([[maybe_unused]] const Example &" +
+                   names_.local(f, f.params[0]) + ", foldc::rt::BatchGraph &graph) const {");
       s_.line("Output output{};");
       s_.line("(void)graph; // unused when the model computes on host values only");
       emitSteps(f.steps);
@@ -165,7 +170,8 @@ private:
 
   void emitStep(const UnfoldStep &s) {
     switch (s.kind) {
-    case UnfoldStep::Kind::Instance: return instance(plan_.kernels[size_t(s.kernel)]);
+    case UnfoldStep::Kind::Instance:
+      return instance(plan_.kernels[size_t(s.kernel)]);
     case UnfoldStep::Kind::Call: {
       std::string args;
       for (const StepValue &v : s.values)
@@ -174,9 +180,12 @@ private:
               names_.function(plan_.functions[size_t(s.function)]) + "(" + args + "graph);");
       return;
     }
-    case UnfoldStep::Kind::Combinator: return combinator(s);
-    case UnfoldStep::Kind::Structural: return structural(s);
-    case UnfoldStep::Kind::Match: return match(s);
+    case UnfoldStep::Kind::Combinator:
+      return combinator(s);
+    case UnfoldStep::Kind::Structural:
+      return structural(s);
+    case UnfoldStep::Kind::Match:
+      return match(s);
     case UnfoldStep::Kind::If: {
       declareResult(s);
       {
@@ -193,9 +202,12 @@ private:
     case UnfoldStep::Kind::Return:
       s_.line("return " + valueCpp(s.values[0]) + ";");
       return;
-    case UnfoldStep::Kind::Role: return role(s.role, s.metric, valueCpp(s.values[0]));
-    case UnfoldStep::Kind::Sequence: return sequence(s);
-    case UnfoldStep::Kind::Arm: case UnfoldStep::Kind::Yield:
+    case UnfoldStep::Kind::Role:
+      return role(s.role, s.metric, valueCpp(s.values[0]));
+    case UnfoldStep::Kind::Sequence:
+      return sequence(s);
+    case UnfoldStep::Kind::Arm:
+    case UnfoldStep::Kind::Yield:
       break; // inside Match / Combinator
     }
   }
@@ -203,13 +215,18 @@ private:
   /// A loss, the output or a metric of a value.
   void role(ResultRole role, int metric, const std::string &value) {
     switch (role) {
-    case ResultRole::Loss: s_.line("graph.addLoss(" + value + ");"); return;
-    case ResultRole::Output: s_.line("output = " + value + ";"); return;
+    case ResultRole::Loss:
+      s_.line("graph.addLoss(" + value + ");");
+      return;
+    case ResultRole::Output:
+      s_.line("output = " + value + ";");
+      return;
     case ResultRole::Metric:
       s_.line("graph.addMetric(" + str(metric) + ", " + value + ");  // metric " +
               plan_.metrics[size_t(metric)]);
       return;
-    case ResultRole::Value: return;
+    case ResultRole::Value:
+      return;
     }
   }
 
@@ -232,7 +249,8 @@ private:
         s_.line("std::vector<float> " + floats + ";");
       anyFloats = true;
       if (k.hostInputs[h].type->kind == TypeKind::List)
-        s_.line("foldc::rt::appendVector(" + floats + ", " + value + ", " + str(slots[h].count) + ");");
+        s_.line("foldc::rt::appendVector(" + floats + ", " + value + ", " + str(slots[h].count) +
+                ");");
       else
         s_.line(floats + ".push_back(float(" + value + "));");
     }
@@ -335,7 +353,8 @@ private:
     switch (s.combinator) {
     case CombinatorKind::Map: {
       s_.line(valueType(s.type) + " " + id + ";");
-      auto loop = s_.scope("for (" + kUnused + "const auto &" + var(0) + " : " + valueCpp(s.values[0]) + ") {");
+      auto loop = s_.scope("for (" + kUnused + "const auto &" + var(0) + " : " +
+                           valueCpp(s.values[0]) + ") {");
       std::string each = body(s);
       s_.line(id + ".push_back(" + each + ");");
       return;
@@ -356,7 +375,8 @@ private:
     case CombinatorKind::Fold: {
       s_.line(valueType(s.type) + " " + t("state") + " = " + valueCpp(s.values[0]) + ";");
       {
-        auto loop = s_.scope("for (" + kUnused + "const auto &" + var(1) + " : " + valueCpp(s.values[1]) + ") {");
+        auto loop = s_.scope("for (" + kUnused + "const auto &" + var(1) + " : " +
+                             valueCpp(s.values[1]) + ") {");
         s_.line(kUnused + "const auto " + var(0) + " = " + t("state") + ";");
         std::string each = body(s);
         s_.line(t("state") + " = " + each + ";");
@@ -369,14 +389,16 @@ private:
       s_.line(valueType(outputs) + " " + t("ys") + ";");
       s_.line(valueType(state) + " " + t("state") + " = " + valueCpp(s.values[0]) + ";");
       {
-        auto loop = s_.scope("for (" + kUnused + "const auto &" + var(0) + " : " + valueCpp(s.values[1]) + ") {");
+        auto loop = s_.scope("for (" + kUnused + "const auto &" + var(0) + " : " +
+                             valueCpp(s.values[1]) + ") {");
         s_.line(kUnused + "const auto " + var(1) + " = " + t("state") + ";");
         std::string each = body(s);
         s_.line("const auto " + t("step") + " = " + each + ";");
         s_.line(t("ys") + ".push_back(std::get<0>(" + t("step") + "));");
         s_.line(t("state") + " = std::get<1>(" + t("step") + ");");
       }
-      s_.line(kUnused + "const auto " + id + " = std::make_tuple(" + t("ys") + ", " + t("state") + ");");
+      s_.line(kUnused + "const auto " + id + " = std::make_tuple(" + t("ys") + ", " + t("state") +
+              ");");
       return;
     }
     case CombinatorKind::Reduce:
@@ -399,8 +421,8 @@ private:
                               ".size(); " + t("k") + " += 2) {");
         s_.line(kUnused + "const auto &" + local(s.loopLocals[0]) + " = " + t("level") + "[" +
                 t("k") + "];");
-        s_.line(kUnused + "const auto &" + local(s.loopLocals[1]) + " = " + t("level") + "[" + t("k") +
-                " + 1];");
+        s_.line(kUnused + "const auto &" + local(s.loopLocals[1]) + " = " + t("level") + "[" +
+                t("k") + " + 1];");
         std::string each = body(s);
         s_.line(t("next") + ".push_back(" + each + ");");
       }
@@ -408,10 +430,10 @@ private:
               ".back());");
       s_.line(t("level") + " = std::move(" + t("next") + ");");
     }
-    std::string empty = s.values.size() == 2 ? valueCpp(s.values[0])
-                                             : "foldc::rt::emptyReduce<" + type + ">()";
-    s_.line(kUnused + "const " + type + " " + local(s.target) + " = " + t("level") + ".empty() ? " + empty +
-            " : " + t("level") + "[0];");
+    std::string empty =
+        s.values.size() == 2 ? valueCpp(s.values[0]) : "foldc::rt::emptyReduce<" + type + ">()";
+    s_.line(kUnused + "const " + type + " " + local(s.target) + " = " + t("level") + ".empty() ? " +
+            empty + " : " + t("level") + "[0];");
   }
 
   /// sum, max, min, mean or softmax across a sequence, by the runtime's
@@ -423,17 +445,18 @@ private:
     std::string args = "graph, " + valueCpp(s.values[0]);
     for (int helper : s.helpers)
       args += ", *kernels_[" + str(kernelIndex_[size_t(helper)]) + "]";
-    s_.line(kUnused + "const " + valueType(s.type) + " " + local(s.target) + " = foldc::rt::" + call + "(" +
-            args + ");");
+    s_.line(kUnused + "const " + valueType(s.type) + " " + local(s.target) +
+            " = foldc::rt::" + call + "(" + args + ");");
   }
 
   void structural(const UnfoldStep &s) {
     std::vector<std::string> args;
     for (const StepValue &v : s.values)
       args.push_back(valueCpp(v));
-    std::string value = s.listOp == ListOp::List
-                            ? valueType(s.type) + "{" + commaSeparated(args, std::identity()) + "}"
-                            : listOp(s.listOp, args, s.values.empty() ? nullptr : s.values[0].host.get());
+    std::string value =
+        s.listOp == ListOp::List
+            ? valueType(s.type) + "{" + commaSeparated(args, std::identity()) + "}"
+            : listOp(s.listOp, args, s.values.empty() ? nullptr : s.values[0].host.get());
     s_.line(kUnused + "const " + valueType(s.type) + " " + local(s.target) + " = " + value + ";");
   }
 
@@ -447,12 +470,14 @@ private:
 
   std::string valueCpp(const StepValue &v) const {
     switch (v.kind) {
-    case StepValue::Kind::Handle: return handleCpp(v.handle);
+    case StepValue::Kind::Handle:
+      return handleCpp(v.handle);
     case StepValue::Kind::KernelResult: {
       const KernelPlan &k = plan_.kernels[size_t(v.kernel)];
       return "foldc::rt::ValueRef{" + CppNames::instance(k) + ", " + str(k.valueResult(v.op)) + "}";
     }
-    case StepValue::Kind::Host: return hostCpp(*v.host);
+    case StepValue::Kind::Host:
+      return hostCpp(*v.host);
     case StepValue::Kind::Tuple:
       return valueType(v.type) + "{" +
              commaSeparated(v.elements, [&](const StepValue &e) { return valueCpp(e); }) + "}";
@@ -462,20 +487,28 @@ private:
 
   std::string literal(const HostExpr &e) const {
     switch (e.type->kind) {
-    case TypeKind::Int: return "int64_t(" + str(e.integer) + ")";
-    case TypeKind::Bool: return e.integer ? "true" : "false";
-    case TypeKind::String: return stringLiteral(e.text);
-    default: return doubleLiteral(e.number);
+    case TypeKind::Int:
+      return "int64_t(" + str(e.integer) + ")";
+    case TypeKind::Bool:
+      return e.integer ? "true" : "false";
+    case TypeKind::String:
+      return stringLiteral(e.text);
+    default:
+      return doubleLiteral(e.number);
     }
   }
 
   std::string hostCpp(const HostExpr &e) const {
     auto operand = [&](size_t i) { return hostCpp(*e.operands[i]); };
     switch (e.kind) {
-    case HostExpr::Kind::Local: return handleCpp(e.handle);
-    case HostExpr::Kind::Literal: return literal(e);
-    case HostExpr::Kind::Field: return fieldCpp(e);
-    case HostExpr::Kind::Element: return "std::get<" + str(e.integer) + ">(" + operand(0) + ")";
+    case HostExpr::Kind::Local:
+      return handleCpp(e.handle);
+    case HostExpr::Kind::Literal:
+      return literal(e);
+    case HostExpr::Kind::Field:
+      return fieldCpp(e);
+    case HostExpr::Kind::Element:
+      return "std::get<" + str(e.integer) + ">(" + operand(0) + ")";
     case HostExpr::Kind::List:
       return valueType(e.type) + "{" +
              commaSeparated(e.operands, [&](const HostExprRef &x) { return hostCpp(*x); }) + "}";
@@ -488,28 +521,40 @@ private:
       return listOp(e.listOp, args, e.operands.empty() ? nullptr : e.operands[0].get());
     }
     case HostExpr::Kind::HostCall: // lists convert to whatever vector the function takes
-      return e.function + "(" + commaSeparated(e.operands, [&](const HostExprRef &x) {
-               return x->type->kind == TypeKind::List ? "foldc::rt::hostList(" + hostCpp(*x) + ")"
-                                                      : hostCpp(*x);
-             }) + ")";
+      return e.function + "(" +
+             commaSeparated(e.operands,
+                            [&](const HostExprRef &x) {
+                              return x->type->kind == TypeKind::List
+                                         ? "foldc::rt::hostList(" + hostCpp(*x) + ")"
+                                         : hostCpp(*x);
+                            }) +
+             ")";
     }
     return "";
   }
 
   /// The list builtins, on host lists and on lists of handles alike. `first`
   /// is the first operand (ngrams' n, a literal: a template argument).
-  static std::string listOp(ListOp op, const std::vector<std::string> &args, const HostExpr *first) {
+  static std::string listOp(ListOp op, const std::vector<std::string> &args,
+                            const HostExpr *first) {
     switch (op) {
-    case ListOp::Length: return "int64_t((" + args[0] + ").size())";
-    case ListOp::Nth: return "foldc::rt::nth(" + args[0] + ", " + args[1] + ")";
-    case ListOp::Zip: return "foldc::rt::zip(" + args[0] + ", " + args[1] + ")";
-    case ListOp::Reverse: return "foldc::rt::reversed(" + args[0] + ")";
-    case ListOp::Index: return "foldc::rt::nth(" + args[1] + ", " + args[0] + ")"; // xs[i]
-    case ListOp::Slice: // xs[lo:hi], xs[lo:]
+    case ListOp::Length:
+      return "int64_t((" + args[0] + ").size())";
+    case ListOp::Nth:
+      return "foldc::rt::nth(" + args[0] + ", " + args[1] + ")";
+    case ListOp::Zip:
+      return "foldc::rt::zip(" + args[0] + ", " + args[1] + ")";
+    case ListOp::Reverse:
+      return "foldc::rt::reversed(" + args[0] + ")";
+    case ListOp::Index:
+      return "foldc::rt::nth(" + args[1] + ", " + args[0] + ")"; // xs[i]
+    case ListOp::Slice:                                          // xs[lo:hi], xs[lo:]
       return "foldc::rt::sliceList(" + args[0] + ", " + args[1] +
              (args.size() > 2 ? ", " + args[2] : std::string()) + ")";
-    case ListOp::Ngrams: return "foldc::rt::ngrams<" + str(first->integer) + ">(" + args[1] + ")";
-    case ListOp::List: break;
+    case ListOp::Ngrams:
+      return "foldc::rt::ngrams<" + str(first->integer) + ">(" + args[1] + ")";
+    case ListOp::List:
+      break;
     }
     return "";
   }

@@ -8,27 +8,48 @@ namespace foldc {
 namespace {
 
 /// C++20 keywords and alternative tokens.
-const char *const kCppWords[] = {
-    "alignas", "alignof", "and", "and_eq", "asm", "auto", "bitand", "bitor", "bool", "break",
-    "case", "catch", "char", "char8_t", "char16_t", "char32_t", "class", "compl", "concept",
-    "const", "consteval", "constexpr", "constinit", "const_cast", "continue", "co_await",
-    "co_return", "co_yield", "decltype", "default", "delete", "do", "double", "dynamic_cast",
-    "else", "enum", "explicit", "export", "extern", "false", "float", "for", "friend", "goto",
-    "if", "inline", "int", "long", "mutable", "namespace", "new", "noexcept", "not", "not_eq",
-    "nullptr", "operator", "or", "or_eq", "private", "protected", "public", "register",
-    "reinterpret_cast", "requires", "return", "short", "signed", "sizeof", "static",
-    "static_assert", "static_cast", "struct", "switch", "template", "this", "thread_local",
-    "throw", "true", "try", "typedef", "typeid", "typename", "union", "unsigned", "using",
-    "virtual", "void", "volatile", "wchar_t", "while", "xor", "xor_eq", "final", "override",
-    "main", "assert", "errno", "NULL", "EOF"};
+const char *const kCppWords[] = {"alignas",       "alignof",     "and",
+                                 "and_eq",        "asm",         "auto",
+                                 "bitand",        "bitor",       "bool",
+                                 "break",         "case",        "catch",
+                                 "char",          "char8_t",     "char16_t",
+                                 "char32_t",      "class",       "compl",
+                                 "concept",       "const",       "consteval",
+                                 "constexpr",     "constinit",   "const_cast",
+                                 "continue",      "co_await",    "co_return",
+                                 "co_yield",      "decltype",    "default",
+                                 "delete",        "do",          "double",
+                                 "dynamic_cast",  "else",        "enum",
+                                 "explicit",      "export",      "extern",
+                                 "false",         "float",       "for",
+                                 "friend",        "goto",        "if",
+                                 "inline",        "int",         "long",
+                                 "mutable",       "namespace",   "new",
+                                 "noexcept",      "not",         "not_eq",
+                                 "nullptr",       "operator",    "or",
+                                 "or_eq",         "private",     "protected",
+                                 "public",        "register",    "reinterpret_cast",
+                                 "requires",      "return",      "short",
+                                 "signed",        "sizeof",      "static",
+                                 "static_assert", "static_cast", "struct",
+                                 "switch",        "template",    "this",
+                                 "thread_local",  "throw",       "true",
+                                 "try",           "typedef",     "typeid",
+                                 "typename",      "union",       "unsigned",
+                                 "using",         "virtual",     "void",
+                                 "volatile",      "wchar_t",     "while",
+                                 "xor",           "xor_eq",      "final",
+                                 "override",      "main",        "assert",
+                                 "errno",         "NULL",        "EOF"};
 
 /// Names generated code defines or uses unqualified beside language names.
 /// (Inside `class Model`, data types are written qualified by the namespace,
 /// so `Example` and `Output` stay free for them.)
-const char *const kGenerated[] = {
-    "Model", "graph", "output", "std", "foldc",
-    "nlohmann", "rt", "declareParams", "makeKernels", "readExamples", "unfold", "outputJson",
-    "params", "executor", "int32_t", "int64_t", "uint32_t", "uint64_t", "size_t"};
+const char *const kGenerated[] = {"Model",       "graph",        "output",  "std",
+                                  "foldc",       "nlohmann",     "rt",      "declareParams",
+                                  "makeKernels", "readExamples", "unfold",  "outputJson",
+                                  "params",      "executor",     "int32_t", "int64_t",
+                                  "uint32_t",    "uint64_t",     "size_t"};
 
 /// Prefixes of names generated code makes from language names.
 const char *const kGeneratedPrefixes[] = {"read", "unfold_", "Kernel"};
@@ -53,7 +74,6 @@ std::string tidy(const std::string &name) {
     out.pop_back();
   return out.empty() ? "v" : out;
 }
-
 
 } // namespace
 

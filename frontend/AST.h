@@ -41,7 +41,7 @@ private:
   SourceRange range_;
 };
 
-#define FOLDC_NODE(Base, Name)                                                                 \
+#define FOLDC_NODE(Base, Name)                                                                     \
   static bool classof(const Base *node) { return node->kind() == Base::Kind::Name; }
 
 struct Expr;
@@ -151,8 +151,25 @@ struct TuplePattern : Pattern {
 
 //===---------------------------------------------------------- Expressions
 enum class ExprKind {
-  IntLit, FloatLit, StringLit, BoolLit, Name, Accessor, Member, Call, Index, Slice,
-  Neg, Binary, Pipe, Arrow, Lambda, Tuple, List, Match, If
+  IntLit,
+  FloatLit,
+  StringLit,
+  BoolLit,
+  Name,
+  Accessor,
+  Member,
+  Call,
+  Index,
+  Slice,
+  Neg,
+  Binary,
+  Pipe,
+  Arrow,
+  Lambda,
+  Tuple,
+  List,
+  Match,
+  If
 };
 
 struct Expr : Node<ExprKind> {
@@ -437,14 +454,12 @@ struct FunctionDecl : Decl {
                TypeExprPtr res, std::vector<StmtPtr> b, ExprPtr e)
       : Decl(k, r, std::move(n), nr), params(std::move(p)), result(std::move(res)),
         body(std::move(b)), exprBody(std::move(e)) {}
-  static bool classof(const Decl *d) {
-    return d->kind() == Kind::Def || d->kind() == Kind::Model;
-  }
+  static bool classof(const Decl *d) { return d->kind() == Kind::Def || d->kind() == Kind::Model; }
   bool isModel() const { return kind() == Kind::Model; }
   std::vector<Parameter> params;
-  TypeExprPtr result;          ///< null when not written
-  std::vector<StmtPtr> body;   ///< statements of a `{ ... }` body
-  ExprPtr exprBody;            ///< the expression of `= expr;` (then body is empty)
+  TypeExprPtr result;        ///< null when not written
+  std::vector<StmtPtr> body; ///< statements of a `{ ... }` body
+  ExprPtr exprBody;          ///< the expression of `= expr;` (then body is empty)
 };
 
 /// A parsed `.fold` file.

@@ -26,9 +26,9 @@ std::string unescape(const std::string &quoted) {
 
 BinaryOp binaryOp(const std::string &text) {
   static const std::pair<const char *, BinaryOp> ops[] = {
-      {"+", BinaryOp::Add}, {"-", BinaryOp::Sub},  {"*", BinaryOp::Mul},  {"/", BinaryOp::Div},
+      {"+", BinaryOp::Add},    {"-", BinaryOp::Sub}, {"*", BinaryOp::Mul}, {"/", BinaryOp::Div},
       {"@", BinaryOp::MatMul}, {"==", BinaryOp::Eq}, {"!=", BinaryOp::Ne}, {"<", BinaryOp::Lt},
-      {"<=", BinaryOp::Le}, {">", BinaryOp::Gt},   {">=", BinaryOp::Ge}};
+      {"<=", BinaryOp::Le},    {">", BinaryOp::Gt},  {">=", BinaryOp::Ge}};
   for (auto &[spelling, op] : ops)
     if (text == spelling)
       return op;
@@ -122,8 +122,8 @@ ParamDecl ASTBuilder::buildParam(P::ParamDeclarationContext *ctx) {
 }
 
 // dataBody : recordFields | variant ('|' variant)* ;   variant : ID recordFields? ;
-std::vector<VariantDecl> ASTBuilder::buildDataBody(P::DataBodyContext *ctx,
-                                                   const std::string &name, bool &isRecord) {
+std::vector<VariantDecl> ASTBuilder::buildDataBody(P::DataBodyContext *ctx, const std::string &name,
+                                                   bool &isRecord) {
   std::vector<VariantDecl> variants;
   isRecord = ctx->recordFields() != nullptr;
   if (isRecord) {
@@ -216,8 +216,7 @@ ExprPtr ASTBuilder::buildExpr(P::ExprContext *ctx) {
   if (auto *c = dynamic_cast<P::PrimaryExprContext *>(ctx))
     return buildPrimary(c->primary());
   if (auto *c = dynamic_cast<P::MemberExprContext *>(ctx))
-    return std::make_unique<MemberExpr>(range, buildExpr(c->expr()),
-                                        selectorOf(c->ID(), c->INT()));
+    return std::make_unique<MemberExpr>(range, buildExpr(c->expr()), selectorOf(c->ID(), c->INT()));
   if (auto *c = dynamic_cast<P::DoubleIndexExprContext *>(ctx)) {
     // `t.0.1` lexes as `t` `.` `0.1`: two tuple indexes in one FLOAT token.
     std::string text = c->FLOAT()->getText();

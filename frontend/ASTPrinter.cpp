@@ -15,16 +15,27 @@ std::string selectorText(const Selector &s) {
 int precedence(const Expr &e) {
   if (auto *b = dyn_cast<BinaryExpr>(&e)) {
     switch (b->op) {
-    case BinaryOp::Mul: case BinaryOp::Div: case BinaryOp::MatMul: return 5;
-    case BinaryOp::Add: case BinaryOp::Sub: return 4;
-    default: return 3;
+    case BinaryOp::Mul:
+    case BinaryOp::Div:
+    case BinaryOp::MatMul:
+      return 5;
+    case BinaryOp::Add:
+    case BinaryOp::Sub:
+      return 4;
+    default:
+      return 3;
     }
   }
   switch (e.kind()) {
-  case ExprKind::Neg: return 6;
-  case ExprKind::Pipe: return 2;
-  case ExprKind::Arrow: case ExprKind::Lambda: return 1;
-  default: return 7;
+  case ExprKind::Neg:
+    return 6;
+  case ExprKind::Pipe:
+    return 2;
+  case ExprKind::Arrow:
+  case ExprKind::Lambda:
+    return 1;
+  default:
+    return 7;
   }
 }
 
@@ -64,18 +75,21 @@ std::string rangeText(SourceRange r) {
 
 const char *hostScalarName(HostScalar s) {
   switch (s) {
-  case HostScalar::Int: return "int";
-  case HostScalar::Float: return "float";
-  case HostScalar::Bool: return "bool";
-  case HostScalar::String: return "string";
+  case HostScalar::Int:
+    return "int";
+  case HostScalar::Float:
+    return "float";
+  case HostScalar::Bool:
+    return "bool";
+  case HostScalar::String:
+    return "string";
   }
   return "?";
 }
 
 std::string fieldsText(const std::vector<FieldDecl> &fields) {
-  return "{" + joined(fields, [](const FieldDecl &f) {
-           return f.name + ": " + toSource(*f.type);
-         }) + "}";
+  return "{" +
+         joined(fields, [](const FieldDecl &f) { return f.name + ": " + toSource(*f.type); }) + "}";
 }
 
 /// Writes the indented tree; one method per node family.
@@ -116,9 +130,8 @@ private:
 
   void function(const FunctionDecl &f, int depth) {
     line(depth) << (f.isModel() ? "ModelDecl " : "DefDecl ") << f.name << " ("
-                << joined(f.params, [](const Parameter &p) {
-                     return p.name + ": " + toSource(*p.type);
-                   })
+                << joined(f.params,
+                          [](const Parameter &p) { return p.name + ": " + toSource(*p.type); })
                 << ')';
     if (f.result)
       out_ << " -> " << toSource(*f.result);
@@ -169,33 +182,66 @@ private:
   void expr(const Expr &e, int depth) {
     std::ostream &os = line(depth);
     switch (e.kind()) {
-    case ExprKind::IntLit: os << "IntLit " << static_cast<const IntLitExpr &>(e).value; break;
-    case ExprKind::FloatLit: os << "FloatLit " << static_cast<const FloatLitExpr &>(e).spelling; break;
-    case ExprKind::StringLit: os << "StringLit " << toSource(e); break;
-    case ExprKind::BoolLit: os << "BoolLit " << toSource(e); break;
-    case ExprKind::Name: os << "Name " << static_cast<const NameExpr &>(e).name; break;
+    case ExprKind::IntLit:
+      os << "IntLit " << static_cast<const IntLitExpr &>(e).value;
+      break;
+    case ExprKind::FloatLit:
+      os << "FloatLit " << static_cast<const FloatLitExpr &>(e).spelling;
+      break;
+    case ExprKind::StringLit:
+      os << "StringLit " << toSource(e);
+      break;
+    case ExprKind::BoolLit:
+      os << "BoolLit " << toSource(e);
+      break;
+    case ExprKind::Name:
+      os << "Name " << static_cast<const NameExpr &>(e).name;
+      break;
     case ExprKind::Accessor:
       os << "Accessor ." << selectorText(static_cast<const AccessorExpr &>(e).selector);
       break;
     case ExprKind::Member:
       os << "Member ." << selectorText(static_cast<const MemberExpr &>(e).selector);
       break;
-    case ExprKind::Call: os << "Call"; break;
-    case ExprKind::Index: os << "Index"; break;
-    case ExprKind::Slice: os << "Slice"; break;
-    case ExprKind::Neg: os << "Neg"; break;
-    case ExprKind::Binary: os << "Binary '" << spelling(static_cast<const BinaryExpr &>(e).op) << "'"; break;
-    case ExprKind::Pipe: os << "Pipe"; break;
-    case ExprKind::Arrow: os << "Arrow"; break;
+    case ExprKind::Call:
+      os << "Call";
+      break;
+    case ExprKind::Index:
+      os << "Index";
+      break;
+    case ExprKind::Slice:
+      os << "Slice";
+      break;
+    case ExprKind::Neg:
+      os << "Neg";
+      break;
+    case ExprKind::Binary:
+      os << "Binary '" << spelling(static_cast<const BinaryExpr &>(e).op) << "'";
+      break;
+    case ExprKind::Pipe:
+      os << "Pipe";
+      break;
+    case ExprKind::Arrow:
+      os << "Arrow";
+      break;
     case ExprKind::Lambda:
-      os << "Lambda |" << joined(static_cast<const LambdaExpr &>(e).params,
-                                 [](const PatternPtr &p) { return toSource(*p); })
+      os << "Lambda |"
+         << joined(static_cast<const LambdaExpr &>(e).params,
+                   [](const PatternPtr &p) { return toSource(*p); })
          << '|';
       break;
-    case ExprKind::Tuple: os << "Tuple"; break;
-    case ExprKind::List: os << "List"; break;
-    case ExprKind::Match: os << "Match"; break;
-    case ExprKind::If: os << "If"; break;
+    case ExprKind::Tuple:
+      os << "Tuple";
+      break;
+    case ExprKind::List:
+      os << "List";
+      break;
+    case ExprKind::Match:
+      os << "Match";
+      break;
+    case ExprKind::If:
+      os << "If";
+      break;
     }
     os << ' ' << rangeText(e.range()) << '\n';
     children(e, depth + 1);
@@ -223,8 +269,14 @@ private:
       sub(c->index);
     } else if (auto *c = dyn_cast<SliceExpr>(&e)) {
       sub(c->base);
-      if (c->lo) sub(c->lo); else line(depth) << "<open>\n";
-      if (c->hi) sub(c->hi); else line(depth) << "<open>\n";
+      if (c->lo)
+        sub(c->lo);
+      else
+        line(depth) << "<open>\n";
+      if (c->hi)
+        sub(c->hi);
+      else
+        line(depth) << "<open>\n";
     } else if (auto *c = dyn_cast<NegExpr>(&e)) {
       sub(c->operand);
     } else if (auto *c = dyn_cast<BinaryExpr>(&e)) {
@@ -239,15 +291,17 @@ private:
     } else if (auto *c = dyn_cast<LambdaExpr>(&e)) {
       sub(c->body);
     } else if (auto *c = dyn_cast<TupleExpr>(&e)) {
-      for (const auto &x : c->elements) sub(x);
+      for (const auto &x : c->elements)
+        sub(x);
     } else if (auto *c = dyn_cast<ListExpr>(&e)) {
-      for (const auto &x : c->elements) sub(x);
+      for (const auto &x : c->elements)
+        sub(x);
     } else if (auto *c = dyn_cast<MatchExpr>(&e)) {
       sub(c->scrutinee);
       for (const auto &arm : c->arms) {
         line(depth) << "Arm " << (arm.isDefault() ? "_" : arm.ctor)
-                    << (arm.binder.empty() ? "" : " " + arm.binder) << ' '
-                    << rangeText(arm.range) << '\n';
+                    << (arm.binder.empty() ? "" : " " + arm.binder) << ' ' << rangeText(arm.range)
+                    << '\n';
         expr(*arm.body, depth + 1);
       }
     } else if (auto *c = dyn_cast<IfExpr>(&e)) {
@@ -299,21 +353,30 @@ std::string toSource(const TypeExpr &type) {
 
 std::string toSource(const Expr &e) {
   switch (e.kind()) {
-  case ExprKind::IntLit: return std::to_string(static_cast<const IntLitExpr &>(e).value);
-  case ExprKind::FloatLit: return static_cast<const FloatLitExpr &>(e).spelling;
-  case ExprKind::StringLit: return quoted(static_cast<const StringLitExpr &>(e).value);
-  case ExprKind::BoolLit: return static_cast<const BoolLitExpr &>(e).value ? "true" : "false";
-  case ExprKind::Name: return static_cast<const NameExpr &>(e).name;
-  case ExprKind::Accessor: return "." + selectorText(static_cast<const AccessorExpr &>(e).selector);
+  case ExprKind::IntLit:
+    return std::to_string(static_cast<const IntLitExpr &>(e).value);
+  case ExprKind::FloatLit:
+    return static_cast<const FloatLitExpr &>(e).spelling;
+  case ExprKind::StringLit:
+    return quoted(static_cast<const StringLitExpr &>(e).value);
+  case ExprKind::BoolLit:
+    return static_cast<const BoolLitExpr &>(e).value ? "true" : "false";
+  case ExprKind::Name:
+    return static_cast<const NameExpr &>(e).name;
+  case ExprKind::Accessor:
+    return "." + selectorText(static_cast<const AccessorExpr &>(e).selector);
   case ExprKind::Member: {
     auto &m = static_cast<const MemberExpr &>(e);
     return operand(*m.base, 7) + "." + selectorText(m.selector);
   }
   case ExprKind::Call: {
     auto &c = static_cast<const CallExpr &>(e);
-    return operand(*c.callee, 7) + "(" + joined(c.args, [](const Argument &a) {
-             return (a.name.empty() ? "" : a.name + ": ") + toSource(*a.value);
-           }) + ")";
+    return operand(*c.callee, 7) + "(" +
+           joined(c.args,
+                  [](const Argument &a) {
+                    return (a.name.empty() ? "" : a.name + ": ") + toSource(*a.value);
+                  }) +
+           ")";
   }
   case ExprKind::Index: {
     auto &i = static_cast<const IndexExpr &>(e);
@@ -324,7 +387,8 @@ std::string toSource(const Expr &e) {
     return operand(*s.base, 7) + "[" + (s.lo ? toSource(*s.lo) : "") + ":" +
            (s.hi ? toSource(*s.hi) : "") + "]";
   }
-  case ExprKind::Neg: return "-" + operand(*static_cast<const NegExpr &>(e).operand, 6);
+  case ExprKind::Neg:
+    return "-" + operand(*static_cast<const NegExpr &>(e).operand, 6);
   case ExprKind::Binary: {
     auto &b = static_cast<const BinaryExpr &>(e);
     int p = precedence(e);
@@ -344,13 +408,19 @@ std::string toSource(const Expr &e) {
            toSource(*l.body);
   }
   case ExprKind::Tuple:
-    return "(" + joined(static_cast<const TupleExpr &>(e).elements,
-                        [](const ExprPtr &x) { return toSource(*x); }) + ")";
+    return "(" +
+           joined(static_cast<const TupleExpr &>(e).elements,
+                  [](const ExprPtr &x) { return toSource(*x); }) +
+           ")";
   case ExprKind::List:
-    return "[" + joined(static_cast<const ListExpr &>(e).elements,
-                        [](const ExprPtr &x) { return toSource(*x); }) + "]";
-  case ExprKind::Match: return "match " + toSource(*static_cast<const MatchExpr &>(e).scrutinee) + " {...}";
-  case ExprKind::If: return "if " + toSource(*static_cast<const IfExpr &>(e).cond) + " {...} else {...}";
+    return "[" +
+           joined(static_cast<const ListExpr &>(e).elements,
+                  [](const ExprPtr &x) { return toSource(*x); }) +
+           "]";
+  case ExprKind::Match:
+    return "match " + toSource(*static_cast<const MatchExpr &>(e).scrutinee) + " {...}";
+  case ExprKind::If:
+    return "if " + toSource(*static_cast<const IfExpr &>(e).cond) + " {...} else {...}";
   }
   return "?";
 }

@@ -46,8 +46,7 @@ void DiagnosticEngine::emit(Severity severity, SourceRange range, const std::str
     if (errorCount_ > maxErrors_) {
       suppressingNotes_ = true;
       if (errorCount_ == maxErrors_ + 1)
-        out_ << "fatal error: too many errors emitted (" << maxErrors_
-             << "), stopping now\n";
+        out_ << "fatal error: too many errors emitted (" << maxErrors_ << "), stopping now\n";
       return;
     }
   }

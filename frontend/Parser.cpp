@@ -157,8 +157,9 @@ protected:
       return;
     beginErrorCondition(parser);
     antlr4::Token *token = parser->getCurrentToken();
-    diag_.error(rangeOf(token, file_)) << "expected " << expectedOf(parser, getExpectedTokens(parser))
-                                       << ", found " << describe(token);
+    diag_.error(rangeOf(token, file_))
+        << "expected " << expectedOf(parser, getExpectedTokens(parser)) << ", found "
+        << describe(token);
   }
 
   void reportMissingToken(antlr4::Parser *parser) override {
@@ -175,11 +176,12 @@ private:
     antlr4::Token *previous = parser->getTokenStream()->LT(-1);
     bool terminator = expected == "';'" || expected == "')'" || expected == "']'";
     if (terminator && previous && previous->getLine() != offending->getLine()) {
-      diag_.error(after(previous, file_)) << "expected " << expected << " after " << describe(previous);
+      diag_.error(after(previous, file_))
+          << "expected " << expected << " after " << describe(previous);
       return;
     }
-    diag_.error(rangeOf(offending, file_)) << "expected " << expected << ", found "
-                                           << describe(offending);
+    diag_.error(rangeOf(offending, file_))
+        << "expected " << expected << ", found " << describe(offending);
   }
 
   /// Names a set of expected tokens the way a person would: "an expression"
@@ -207,8 +209,8 @@ private:
         out += i + 1 == tokens.size() ? " or " : ", ";
       ssize_t t = tokens[i];
       out += t == static_cast<ssize_t>(antlr4::Token::EOF) ? std::string("end of file")
-             : vocab.getLiteralName(t).empty() ? nameOfKind(vocab.getSymbolicName(t))
-                                               : vocab.getLiteralName(t);
+             : vocab.getLiteralName(t).empty()             ? nameOfKind(vocab.getSymbolicName(t))
+                                                           : vocab.getLiteralName(t);
     }
     return tokens.size() > 4 ? out + ", ..." : out;
   }
@@ -232,7 +234,11 @@ private:
 size_t utf8Length(std::string_view text, size_t i) {
   auto byte = [&](size_t k) { return static_cast<unsigned char>(text[k]); };
   unsigned char lead = byte(i);
-  size_t n = lead < 0x80 ? 1 : (lead >> 5) == 0x6 ? 2 : (lead >> 4) == 0xE ? 3 : (lead >> 3) == 0x1E ? 4 : 0;
+  size_t n = lead < 0x80           ? 1
+             : (lead >> 5) == 0x6  ? 2
+             : (lead >> 4) == 0xE  ? 3
+             : (lead >> 3) == 0x1E ? 4
+                                   : 0;
   if (n == 0 || i + n > text.size())
     return 0;
   uint32_t code = n == 1 ? lead : lead & (0x7F >> n);

@@ -52,70 +52,77 @@ bool compile(SourceManager &sources, uint32_t file, DiagnosticEngine &diag,
              const PipelineOptions &options, Compilation &result) {
   PassRunner passes(options);
   auto noErrors = [&] { return !diag.hasErrors(); };
-  passes.run(Pass::Parse, "parse",
-             [&] {
-               result.module = parseModule(sources, file, diag);
-               result.program = std::make_unique<TypedProgram>();
-               result.program->module = result.module.get();
-               return result.module != nullptr;
-             },
-             [&](std::ostream &out) { dumpAST(*result.module, out); });
+  passes.run(
+      Pass::Parse, "parse",
+      [&] {
+        result.module = parseModule(sources, file, diag);
+        result.program = std::make_unique<TypedProgram>();
+        result.program->module = result.module.get();
+        return result.module != nullptr;
+      },
+      [&](std::ostream &out) { dumpAST(*result.module, out); });
   const Module *module = result.module.get();
   TypedProgram *program = result.program.get();
   // Semantic analysis: each pass runs even when an earlier one reported errors.
-  passes.run(Pass::HeaderImport, "header-import",
-             [&] {
-               program->hostFunctions = importHeaders(*module, sources, options.includeDirs, diag);
-               return true;
-             },
-             [&](std::ostream &out) {
-               for (const HostFunction &f : program->hostFunctions)
-                 out << f.qualifiedName << " from " << f.header << '\n';
-             });
-  passes.run(Pass::NameResolution, "name-resolution",
-             [&] {
-               program->names = std::make_unique<ResolvedNames>(
-                   resolveNames(*module, program->hostFunctions, diag));
-               return true;
-             },
-             [&](std::ostream &out) {
-               out << program->names->names.size() << " names resolved, "
-                   << program->names->globals.size() << " globals, "
-                   << program->names->dataTypes.size() << " data types\n";
-             });
-  passes.run(Pass::ConstEval, "const-eval",
-             [&] {
-               program->consts =
-                   std::make_unique<ConstTable>(evaluateConsts(*module, *program->names, diag));
-               return true;
-             },
-             [&](std::ostream &out) {
-               for (const auto &[decl, value] : program->consts->values())
-                 out << decl->name << " = " << value.toString() << '\n';
-             });
-  passes.run(Pass::TypeCheck, "type-check",
-             [&] {
-               checkTypes(*program, diag);
-               return noErrors();
-             },
-             [&](std::ostream &out) { printTypes(*program, out); });
-  passes.run(Pass::Batching, "batching",
-             [&] {
-               result.plan = analyzeBatching(*program, diag);
-               return noErrors();
-             },
-             [&](std::ostream &out) { printPlan(result.plan, out); });
-  passes.run(Pass::Verify, "verify", [&] { return verifyPlan(result.plan, diag); },
-             [&](std::ostream &out) { out << "plan verified\n"; });
-  passes.run(Pass::Emit, "emit",
-             [&] {
-               result.code = generateCpp(result.plan, options.cppNamespace, options.outputName);
-               return true;
-             },
-             [&](std::ostream &out) {
-               out << result.code.name << ".h: " << result.code.header.size() << " bytes, "
-                   << result.code.name << ".cpp: " << result.code.source.size() << " bytes\n";
-             });
+  passes.run(
+      Pass::HeaderImport, "header-import",
+      [&] {
+        program->hostFunctions = importHeaders(*module, sources, options.includeDirs, diag);
+        return true;
+      },
+      [&](std::ostream &out) {
+        for (const HostFunction &f : program->hostFunctions)
+          out << f.qualifiedName << " from " << f.header << '\n';
+      });
+  passes.run(
+      Pass::NameResolution, "name-resolution",
+      [&] {
+        program->names =
+            std::make_unique<ResolvedNames>(resolveNames(*module, program->hostFunctions, diag));
+        return true;
+      },
+      [&](std::ostream &out) {
+        out << program->names->names.size() << " names resolved, " << program->names->globals.size()
+            << " globals, " << program->names->dataTypes.size() << " data types\n";
+      });
+  passes.run(
+      Pass::ConstEval, "const-eval",
+      [&] {
+        program->consts =
+            std::make_unique<ConstTable>(evaluateConsts(*module, *program->names, diag));
+        return true;
+      },
+      [&](std::ostream &out) {
+        for (const auto &[decl, value] : program->consts->values())
+          out << decl->name << " = " << value.toString() << '\n';
+      });
+  passes.run(
+      Pass::TypeCheck, "type-check",
+      [&] {
+        checkTypes(*program, diag);
+        return noErrors();
+      },
+      [&](std::ostream &out) { printTypes(*program, out); });
+  passes.run(
+      Pass::Batching, "batching",
+      [&] {
+        result.plan = analyzeBatching(*program, diag);
+        return noErrors();
+      },
+      [&](std::ostream &out) { printPlan(result.plan, out); });
+  passes.run(
+      Pass::Verify, "verify", [&] { return verifyPlan(result.plan, diag); },
+      [&](std::ostream &out) { out << "plan verified\n"; });
+  passes.run(
+      Pass::Emit, "emit",
+      [&] {
+        result.code = generateCpp(result.plan, options.cppNamespace, options.outputName);
+        return true;
+      },
+      [&](std::ostream &out) {
+        out << result.code.name << ".h: " << result.code.header.size() << " bytes, "
+            << result.code.name << ".cpp: " << result.code.source.size() << " bytes\n";
+      });
   return noErrors();
 }
 

@@ -15,16 +15,25 @@
 namespace foldc {
 
 /// The passes, in the order they run.
-enum class Pass { Parse, HeaderImport, NameResolution, ConstEval, TypeCheck, Batching, Verify, Emit };
+enum class Pass {
+  Parse,
+  HeaderImport,
+  NameResolution,
+  ConstEval,
+  TypeCheck,
+  Batching,
+  Verify,
+  Emit
+};
 
 struct PipelineOptions {
   std::vector<std::string> includeDirs; ///< where `import` looks after the file's folder
-  bool printAfterAll = false; ///< dump each pass's result to `log`
-  bool timePasses = false;    ///< report each pass's wall time to `log`
+  bool printAfterAll = false;           ///< dump each pass's result to `log`
+  bool timePasses = false;              ///< report each pass's wall time to `log`
   std::ostream *log = nullptr;
-  Pass last = Pass::Emit;     ///< stop after this pass
-  std::string cppNamespace;   ///< Emit: the namespace (default: the model's name)
-  std::string outputName;     ///< Emit: NAME of NAME.h (default: the model's name)
+  Pass last = Pass::Emit;   ///< stop after this pass
+  std::string cppNamespace; ///< Emit: the namespace (default: the model's name)
+  std::string outputName;   ///< Emit: NAME of NAME.h (default: the model's name)
 };
 
 /// What the passes made, each once its pass has run.

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# The whole test suite from a clean clone: deps, build, then every lit suite
-# and unit test through ctest. While the long tests run (random programs, the
+# The whole test suite from a clean clone: deps, build (warnings are errors),
+# the formatting check, then every lit suite and unit test through ctest. While the long tests run (random programs, the
 # install test), a line a minute says how many of the tests are done.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/build.sh
+bash scripts/format.sh --check
 total=$(ctest --test-dir build -N | sed -n 's/^Total Tests: //p')
 log=build/ctest-progress.log
 : > "$log"

@@ -4,8 +4,8 @@
 #include "frontend/ASTPrinter.h"
 #include "frontend/Diagnostics.h"
 #include "frontend/Parser.h"
-#include "pipeline/Pipeline.h"
 #include "passes/sema/TypesPrinter.h"
+#include "pipeline/Pipeline.h"
 #include "runtime/support/Threads.h"
 
 #include <CLI/CLI.hpp>
@@ -123,8 +123,10 @@ int run(const Options &options) {
     return foldc::dumpTokens(sources, file, diag, out) ? 0 : kExitProgramErrors;
   }
   static const std::map<EmitStage, foldc::Pass> lastPass = {
-      {EmitStage::AST, foldc::Pass::Parse}, {EmitStage::Types, foldc::Pass::TypeCheck},
-      {EmitStage::Plan, foldc::Pass::Verify}, {EmitStage::Dot, foldc::Pass::Verify},
+      {EmitStage::AST, foldc::Pass::Parse},
+      {EmitStage::Types, foldc::Pass::TypeCheck},
+      {EmitStage::Plan, foldc::Pass::Verify},
+      {EmitStage::Dot, foldc::Pass::Verify},
       {EmitStage::Cpp, foldc::Pass::Emit}};
   foldc::PipelineOptions pipeline = options.pipeline;
   pipeline.log = &std::cerr;
@@ -140,11 +142,20 @@ int run(const Options &options) {
     return kExitProgramErrors;
   }
   switch (options.emit) {
-  case EmitStage::AST: foldc::dumpAST(*result.module, out); return 0;
-  case EmitStage::Types: foldc::printTypes(*result.program, out); return 0;
-  case EmitStage::Plan: foldc::printPlan(result.plan, out); return 0;
-  case EmitStage::Dot: foldc::printPlanDot(result.plan, out); return 0;
-  default: break;
+  case EmitStage::AST:
+    foldc::dumpAST(*result.module, out);
+    return 0;
+  case EmitStage::Types:
+    foldc::printTypes(*result.program, out);
+    return 0;
+  case EmitStage::Plan:
+    foldc::printPlan(result.plan, out);
+    return 0;
+  case EmitStage::Dot:
+    foldc::printPlanDot(result.plan, out);
+    return 0;
+  default:
+    break;
   }
   const foldc::GeneratedCpp &code = result.code;
   if (options.driver && code.driver.empty()) {
@@ -173,15 +184,16 @@ int main(int argc, char **argv) {
   app.add_option("FILE", options.input, "the .fold file ('-' reads standard input)");
   const std::map<std::string, EmitStage> stages{
       {"tokens", EmitStage::Tokens}, {"ast", EmitStage::AST}, {"types", EmitStage::Types},
-      {"plan", EmitStage::Plan}, {"dot", EmitStage::Dot}, {"cpp", EmitStage::Cpp}};
+      {"plan", EmitStage::Plan},     {"dot", EmitStage::Dot}, {"cpp", EmitStage::Cpp}};
   std::string emit;
   app.add_option("--emit", emit,
                  "what to print: tokens, ast, types (the default without -o), plan, dot (the "
                  "plan for Graphviz) or cpp (the default with -o DIR: writes DIR/NAME.h and "
                  "DIR/NAME.cpp)")
       ->check(CLI::IsMember({"tokens", "ast", "types", "plan", "dot", "cpp"}));
-  app.add_option("--output-name", options.outputName,
-                 "with -o DIR: name the files NAME.h, NAME.cpp, NAME_main.cpp (default: the model's)");
+  app.add_option(
+      "--output-name", options.outputName,
+      "with -o DIR: name the files NAME.h, NAME.cpp, NAME_main.cpp (default: the model's)");
   app.add_option("--depfile", options.depfile,
                  "write the generated files' dependencies (the .fold file, imported headers) here");
   app.add_flag("--driver", options.driver,

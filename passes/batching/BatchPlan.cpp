@@ -48,52 +48,80 @@ const PlanDataType &BatchPlan::dataType(const Type &type) const {
 
 std::string_view spelling(HostOp op) {
   switch (op) {
-  case HostOp::Add: return "+";
-  case HostOp::Sub: return "-";
-  case HostOp::Mul: return "*";
-  case HostOp::Div: return "/";
-  case HostOp::Eq: return "==";
-  case HostOp::Ne: return "!=";
-  case HostOp::Lt: return "<";
-  case HostOp::Le: return "<=";
-  case HostOp::Gt: return ">";
-  case HostOp::Ge: return ">=";
+  case HostOp::Add:
+    return "+";
+  case HostOp::Sub:
+    return "-";
+  case HostOp::Mul:
+    return "*";
+  case HostOp::Div:
+    return "/";
+  case HostOp::Eq:
+    return "==";
+  case HostOp::Ne:
+    return "!=";
+  case HostOp::Lt:
+    return "<";
+  case HostOp::Le:
+    return "<=";
+  case HostOp::Gt:
+    return ">";
+  case HostOp::Ge:
+    return ">=";
   }
   return "?";
 }
 
 std::string_view listOpName(ListOp op) {
   switch (op) {
-  case ListOp::List: return "list";
-  case ListOp::Length: return "length";
-  case ListOp::Nth: return "nth";
-  case ListOp::Zip: return "zip";
-  case ListOp::Ngrams: return "ngrams";
-  case ListOp::Reverse: return "reverse";
-  case ListOp::Index: return "index";
-  case ListOp::Slice: return "slice";
+  case ListOp::List:
+    return "list";
+  case ListOp::Length:
+    return "length";
+  case ListOp::Nth:
+    return "nth";
+  case ListOp::Zip:
+    return "zip";
+  case ListOp::Ngrams:
+    return "ngrams";
+  case ListOp::Reverse:
+    return "reverse";
+  case ListOp::Index:
+    return "index";
+  case ListOp::Slice:
+    return "slice";
   }
   return "?";
 }
 
 std::string_view sequenceKindName(SequenceKind kind) {
   switch (kind) {
-  case SequenceKind::Sum: return "sum";
-  case SequenceKind::Mean: return "mean";
-  case SequenceKind::Max: return "max";
-  case SequenceKind::Min: return "min";
-  case SequenceKind::Softmax: return "softmax";
+  case SequenceKind::Sum:
+    return "sum";
+  case SequenceKind::Mean:
+    return "mean";
+  case SequenceKind::Max:
+    return "max";
+  case SequenceKind::Min:
+    return "min";
+  case SequenceKind::Softmax:
+    return "softmax";
   }
   return "?";
 }
 
 size_t helperKernelCount(SequenceKind kind) {
   switch (kind) {
-  case SequenceKind::Sum: return 2;     // add, zeros
-  case SequenceKind::Mean: return 3;    // add, zeros, scale
-  case SequenceKind::Max: return 2;     // maximum, zeros
-  case SequenceKind::Min: return 2;     // minimum, zeros
-  case SequenceKind::Softmax: return 4; // exp, add, zeros, divide
+  case SequenceKind::Sum:
+    return 2; // add, zeros
+  case SequenceKind::Mean:
+    return 3; // add, zeros, scale
+  case SequenceKind::Max:
+    return 2; // maximum, zeros
+  case SequenceKind::Min:
+    return 2; // minimum, zeros
+  case SequenceKind::Softmax:
+    return 4; // exp, add, zeros, divide
   }
   return 0;
 }

@@ -60,17 +60,17 @@ struct PlanImport {
 struct PlanOperand {
   enum class Kind { Op, Argument, Host, Constant };
   Kind kind = Kind::Op;
-  int index = 0;         ///< Op: op index; Argument: argument index; Host: host input index
-  double constant = 0;   ///< Constant
+  int index = 0;       ///< Op: op index; Argument: argument index; Host: host input index
+  double constant = 0; ///< Constant
   bool isTensor() const { return kind == Kind::Op || kind == Kind::Argument; }
   auto operator<=>(const PlanOperand &) const = default;
 };
 
 /// An op's typed attribute (which one an op has: Ops.def's Attr column).
 struct OpAttrs {
-  int param = -1;          ///< Param: index in BatchPlan::params
-  int64_t lo = 0, hi = 0;  ///< Range: [lo, hi) of the operand's last axis
-  double rate = 0;         ///< Rate: dropout's probability of dropping
+  int param = -1;         ///< Param: index in BatchPlan::params
+  int64_t lo = 0, hi = 0; ///< Range: [lo, hi) of the operand's last axis
+  double rate = 0;        ///< Rate: dropout's probability of dropping
   auto operator<=>(const OpAttrs &) const = default;
 };
 
@@ -130,16 +130,16 @@ struct KernelKey {
 /// A fused region: everything it computes runs in one batched call per depth.
 struct KernelPlan {
   int id = 0;
-  std::string name;               ///< CONTEXT.N, e.g. tree_lstm.1
-  std::vector<std::string> fuses; ///< defs and layers inlined into it, in order
-  SourceRange range;              ///< the first operation
-  std::vector<TypeRef> args;      ///< tensor arguments (values 0..n-1)
+  std::string name;                    ///< CONTEXT.N, e.g. tree_lstm.1
+  std::vector<std::string> fuses;      ///< defs and layers inlined into it, in order
+  SourceRange range;                   ///< the first operation
+  std::vector<TypeRef> args;           ///< tensor arguments (values 0..n-1)
   std::vector<std::string> argSources; ///< for people
   std::vector<StepValue> argValues;    ///< what each argument is, for code generation
   std::vector<HostInput> hostInputs;   ///< host values read per instance (word ids, labels)
   std::vector<PlanOp> ops;
-  std::set<int> params;                ///< indexes in BatchPlan::params
-  std::vector<KernelResult> results;   ///< op results the kernel gives out
+  std::set<int> params;              ///< indexes in BatchPlan::params
+  std::vector<KernelResult> results; ///< op results the kernel gives out
   /// Another kernel with the same key (its id), or -1: instances of both
   /// batch together under that kernel.
   int sameAs = -1;
@@ -163,7 +163,7 @@ struct PlanLocal {
   Kind kind = Kind::StepResult;
   std::string sourceName; ///< Parameter, Binder: as written
   TypeRef type;
-  std::string shown;      ///< for people: `t`, `%3`, `%3.x`
+  std::string shown; ///< for people: `t`, `%3`, `%3.x`
 };
 
 /// A local, or an element of a tuple held in one: `std::get<path...>`.
@@ -210,9 +210,9 @@ struct HostExpr {
 struct StepValue {
   enum class Kind { Handle, KernelResult, Host, Tuple };
   Kind kind = Kind::Handle;
-  Handle handle;            ///< Handle
-  int kernel = -1, op = -1; ///< KernelResult: the kernel and the op whose result it is
-  HostExprRef host;         ///< Host
+  Handle handle;                   ///< Handle
+  int kernel = -1, op = -1;        ///< KernelResult: the kernel and the op whose result it is
+  HostExprRef host;                ///< Host
   std::vector<StepValue> elements; ///< Tuple
   TypeRef type;
   std::string text; ///< for people
@@ -247,12 +247,13 @@ struct UnfoldStep {
   Kind kind = Kind::Structural;
   std::string text; ///< for people: `foldc --emit=plan`
   SourceRange range;
-  int target = -1;  ///< the local this step defines
-  TypeRef type;     ///< of target
-  int kernel = -1;  ///< Instance
+  int target = -1;   ///< the local this step defines
+  TypeRef type;      ///< of target
+  int kernel = -1;   ///< Instance
   int function = -1; ///< Call: index in BatchPlan::functions
   CombinatorKind combinator = CombinatorKind::Map;
-  std::vector<int> loopLocals; ///< Combinator: map x; zip_with x, y; fold state, x; rnn x, state; reduce a, b
+  std::vector<int>
+      loopLocals; ///< Combinator: map x; zip_with x, y; fold state, x; rnn x, state; reduce a, b
   SequenceKind sequence = SequenceKind::Sum;
   /// Sequence: the kernels its loops instantiate: sum [add, zeros]; max, min
   /// [maximum or minimum, zeros]; mean [add, zeros, divide by n]; softmax
@@ -263,7 +264,7 @@ struct UnfoldStep {
   int variant = -1; ///< Arm of a union: the variant's index
   int binder = -1;  ///< Arm: the local bound to the payload, or -1
   ResultRole role = ResultRole::Value;
-  int metric = -1;  ///< Role Metric
+  int metric = -1; ///< Role Metric
   std::vector<StepValue> values;
   std::vector<UnfoldStep> children;
 };

@@ -83,7 +83,8 @@ void Lowering::collectParams() {
     } else if (auto *fn = dyn_cast<FunctionDecl>(d.get())) {
       for (const StmtPtr &st : fn->body)
         if (auto *ps = dyn_cast<ParamStmt>(st.get()))
-          plan_.params.push_back(fromInfo(fn->name + "." + ps->param.name, program_.params.at(&ps->param)));
+          plan_.params.push_back(
+              fromInfo(fn->name + "." + ps->param.name, program_.params.at(&ps->param)));
     } else if (auto *l = dyn_cast<LayerDecl>(d.get())) {
       auto it = program_.layers.find(l);
       if (it == program_.layers.end())
@@ -114,7 +115,10 @@ namespace {
 /// Whether the generated `outputJson` can print a value of `type`.
 bool printable(const TypeRef &type) {
   switch (type->kind) {
-  case TypeKind::Tensor: case TypeKind::Int: case TypeKind::Float: case TypeKind::Bool:
+  case TypeKind::Tensor:
+  case TypeKind::Int:
+  case TypeKind::Float:
+  case TypeKind::Bool:
   case TypeKind::String:
     return true;
   case TypeKind::Tuple:
@@ -332,8 +336,8 @@ int Lowering::newLocal(PlanLocal::Kind kind, const TypeRef &type, const std::str
   return int(function_->locals.size() - 1);
 }
 
-LoweredValue Lowering::fromHandle(foldc::Handle handle, const std::string &text, const TypeRef &type,
-                          int stage) {
+LoweredValue Lowering::fromHandle(foldc::Handle handle, const std::string &text,
+                                  const TypeRef &type, int stage) {
   if (type->kind == TypeKind::Tuple && containsTensor(type)) {
     LoweredValue t;
     t.kind = LoweredValue::Kind::Tuple;
@@ -397,8 +401,9 @@ void Lowering::lowerStmt(const Stmt &s, Context &ctx) {
     const Expr &value = *static_cast<const ValueStmt &>(s).value;
     TypeRef type = program_.typeOf(value);
     if (!printable(type)) {
-      notSupported(value.range(), "an output of type " + toString(type) +
-                                      " (outputs are tensors, host scalars, tuples and lists of them)",
+      notSupported(value.range(),
+                   "an output of type " + toString(type) +
+                       " (outputs are tensors, host scalars, tuples and lists of them)",
                    type);
       return;
     }
@@ -414,10 +419,12 @@ void Lowering::lowerStmt(const Stmt &s, Context &ctx) {
   }
 }
 
-void Lowering::markResult(LoweredValue v, ResultRole role, int metric, Context &ctx, SourceRange at) {
+void Lowering::markResult(LoweredValue v, ResultRole role, int metric, Context &ctx,
+                          SourceRange at) {
   if (v.kind == LoweredValue::Kind::None)
     return;
-  if (role == ResultRole::Metric && v.kind == LoweredValue::Kind::Host) // a host number or bool: as f32
+  if (role == ResultRole::Metric &&
+      v.kind == LoweredValue::Kind::Host) // a host number or bool: as f32
     v = emit(ctx, OpKind::Tensor, {v}, types::f32(), at);
   if (v.kind == LoweredValue::Kind::Local) {
     plan_.kernels[size_t(v.kernel)].results.push_back({v.value, role, metric});
@@ -585,9 +592,12 @@ namespace {
 double flopsOf(const PlanOp &op, const std::vector<LoweredValue> &operands) {
   double width = double(widthOf(op.type));
   switch (opInfo(op.kind).flops) {
-  case FlopRule::Zero: return 0;
-  case FlopRule::Width: return width;
-  case FlopRule::TwiceWidth: return 2 * width;
+  case FlopRule::Zero:
+    return 0;
+  case FlopRule::Width:
+    return width;
+  case FlopRule::TwiceWidth:
+    return 2 * width;
   case FlopRule::MulAdd: {
     // Linear: 2 * in * out. MatMul [.., n] @ [n, m]: 2 * (rows of lhs) * n * m.
     const TypeRef &lhs = operands[0].type;
@@ -599,15 +609,16 @@ double flopsOf(const PlanOp &op, const std::vector<LoweredValue> &operands) {
 }
 } // namespace
 
-LoweredValue Lowering::emit(Context &ctx, OpKind kind, const std::vector<LoweredValue> &operands, TypeRef type,
-                    SourceRange range, OpAttrs attrs) {
+LoweredValue Lowering::emit(Context &ctx, OpKind kind, const std::vector<LoweredValue> &operands,
+                            TypeRef type, SourceRange range, OpAttrs attrs) {
   for (const LoweredValue &o : operands)
     if (o.kind == LoweredValue::Kind::None || o.kind == LoweredValue::Kind::Block)
       return LoweredValue::none(type); // already reported
   if (!type->isTensor())
-    return notSupported(range, "'" + std::string(opInfo(kind).name) +
-                                   "' applied inside a composition, where its result type is "
-                                   "not known,",
+    return notSupported(range,
+                        "'" + std::string(opInfo(kind).name) +
+                            "' applied inside a composition, where its result type is "
+                            "not known,",
                         type);
   int stage = 0;
   for (const LoweredValue &o : operands)
@@ -643,8 +654,9 @@ LoweredValue Lowering::emit(Context &ctx, OpKind kind, const std::vector<Lowered
   return v;
 }
 
-LoweredValue Lowering::emitWithParam(Context &ctx, OpKind kind, const std::vector<LoweredValue> &operands,
-                             TypeRef type, SourceRange range, const std::string &key) {
+LoweredValue Lowering::emitWithParam(Context &ctx, OpKind kind,
+                                     const std::vector<LoweredValue> &operands, TypeRef type,
+                                     SourceRange range, const std::string &key) {
   OpAttrs attrs;
   attrs.param = paramIndex(key);
   return emit(ctx, kind, operands, std::move(type), range, attrs);

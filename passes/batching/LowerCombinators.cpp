@@ -38,14 +38,17 @@ int Lowering::helperKernel(const std::string &name, SourceRange at, OpKind op,
 std::vector<int> Lowering::sequenceKernels(SequenceKind kind, const TypeRef &element,
                                            const std::string &context, SourceRange at) {
   std::string prefix = context + ".seq_" + std::string(sequenceKindName(kind)) + ".";
-  auto add = [&] { return helperKernel(prefix + "add", at, OpKind::Add, {element, element}, element); };
+  auto add = [&] {
+    return helperKernel(prefix + "add", at, OpKind::Add, {element, element}, element);
+  };
   auto zeros = [&] { return helperKernel(prefix + "zeros", at, OpKind::Zeros, {}, element); };
   switch (kind) {
   case SequenceKind::Sum:
     return {add(), zeros()};
   case SequenceKind::Mean: {
     HostInput n{"length", types::floatType(), nullptr, 1};
-    return {add(), zeros(), helperKernel(prefix + "scale", at, OpKind::Div, {element}, element, {n})};
+    return {add(), zeros(),
+            helperKernel(prefix + "scale", at, OpKind::Div, {element}, element, {n})};
   }
   case SequenceKind::Softmax:
     return {helperKernel(prefix + "exp", at, OpKind::Exp, {element}, element), add(), zeros(),
@@ -61,7 +64,7 @@ std::vector<int> Lowering::sequenceKernels(SequenceKind kind, const TypeRef &ele
 }
 
 LoweredValue Lowering::builtin(Builtin builtin, std::vector<LoweredValue> args, const TypeRef &type,
-                       const Expr &site, Context &ctx) {
+                               const Expr &site, Context &ctx) {
   switch (builtin) {
 #define FOLDC_ELEMENTWISE(Kind, Name, Accepts) case Builtin::Kind:
 #include "passes/builtins/Ops.def"
@@ -93,21 +96,28 @@ LoweredValue Lowering::builtin(Builtin builtin, std::vector<LoweredValue> args, 
 }
 
 /// sum/mean/max/min/softmax across a sequence, rather than over a tensor's axis.
-static std::optional<SequenceKind> acrossSequence(Builtin builtin, const std::vector<LoweredValue> &args) {
+static std::optional<SequenceKind> acrossSequence(Builtin builtin,
+                                                  const std::vector<LoweredValue> &args) {
   if (args.empty() || !args[0].type || args[0].type->kind != TypeKind::List)
     return std::nullopt;
   switch (builtin) {
-  case Builtin::Sum: return SequenceKind::Sum;
-  case Builtin::Mean: return SequenceKind::Mean;
-  case Builtin::Max: return SequenceKind::Max;
-  case Builtin::Min: return SequenceKind::Min;
-  case Builtin::Softmax: return SequenceKind::Softmax;
-  default: return std::nullopt; // the type checker accepts no other function of a list
+  case Builtin::Sum:
+    return SequenceKind::Sum;
+  case Builtin::Mean:
+    return SequenceKind::Mean;
+  case Builtin::Max:
+    return SequenceKind::Max;
+  case Builtin::Min:
+    return SequenceKind::Min;
+  case Builtin::Softmax:
+    return SequenceKind::Softmax;
+  default:
+    return std::nullopt; // the type checker accepts no other function of a list
   }
 }
 
-LoweredValue Lowering::tensorFunction(Builtin builtin, std::vector<LoweredValue> args, const TypeRef &type,
-                              const Expr &site, Context &ctx) {
+LoweredValue Lowering::tensorFunction(Builtin builtin, std::vector<LoweredValue> args,
+                                      const TypeRef &type, const Expr &site, Context &ctx) {
   std::string name(builtinInfo(builtin).name);
   for (const LoweredValue &a : args)
     if (a.kind == LoweredValue::Kind::None)
@@ -123,8 +133,12 @@ LoweredValue Lowering::tensorFunction(Builtin builtin, std::vector<LoweredValue>
   }
   OpKind op = *opOf(builtin);
   switch (opInfo(op).family) {
-  case OpFamily::Reduce: case OpFamily::Argmax: case OpFamily::Softmax:
-  case OpFamily::LogSoftmax: case OpFamily::Concat: case OpFamily::Dot:
+  case OpFamily::Reduce:
+  case OpFamily::Argmax:
+  case OpFamily::Softmax:
+  case OpFamily::LogSoftmax:
+  case OpFamily::Concat:
+  case OpFamily::Dot:
     for (const LoweredValue &a : args)
       if (a.type->isTensor() && a.type->shape.size() >= 2)
         return notSupported(site.range(), "'" + name + "' of a tensor of rank 2 or more", type);
@@ -135,9 +149,11 @@ LoweredValue Lowering::tensorFunction(Builtin builtin, std::vector<LoweredValue>
   OpAttrs attrs;
   std::vector<LoweredValue> operands;
   switch (op) {
-  case OpKind::Zeros: case OpKind::Ones:
+  case OpKind::Zeros:
+  case OpKind::Ones:
     break; // the sizes are in the type
-  case OpKind::OneHot: case OpKind::Vector:
+  case OpKind::OneHot:
+  case OpKind::Vector:
     operands = {args[1]}; // one_hot(D, i), vector(n, xs): the size is in the type
     break;
   case OpKind::Dropout:
@@ -155,7 +171,8 @@ LoweredValue Lowering::tensorFunction(Builtin builtin, std::vector<LoweredValue>
 std::vector<HostExprRef> Lowering::hostOperands(const std::vector<LoweredValue> &args) {
   std::vector<HostExprRef> operands;
   for (const LoweredValue &a : args) {
-    if (a.kind == LoweredValue::Kind::Handle) { // a list of tensors: a vector of handles at unfold time
+    if (a.kind ==
+        LoweredValue::Kind::Handle) { // a list of tensors: a vector of handles at unfold time
       auto e = hostExpr(HostExpr::Kind::Local, a.type);
       e->handle = a.handle;
       operands.push_back(e);
@@ -167,7 +184,7 @@ std::vector<HostExprRef> Lowering::hostOperands(const std::vector<LoweredValue> 
 }
 
 LoweredValue Lowering::listOperation(ListOp op, Builtin builtin, std::vector<LoweredValue> args,
-                             const TypeRef &type, Context &ctx) {
+                                     const TypeRef &type, Context &ctx) {
   if (!type->isHost())
     return structural(ctx, structuralStep(op, args), type, maxStage(args));
   std::string shown;
@@ -178,8 +195,9 @@ LoweredValue Lowering::listOperation(ListOp op, Builtin builtin, std::vector<Low
   return LoweredValue::host(std::string(builtinInfo(builtin).name) + "(" + shown + ")", type, call);
 }
 
-LoweredValue Lowering::loop(CombinatorKind combinator, Builtin builtin, std::vector<LoweredValue> args,
-                    const TypeRef &type, const Expr &site, Context &ctx) {
+LoweredValue Lowering::loop(CombinatorKind combinator, Builtin builtin,
+                            std::vector<LoweredValue> args, const TypeRef &type, const Expr &site,
+                            Context &ctx) {
   int stage = maxStage(args);
   std::string name(builtinInfo(builtin).name);
   UnfoldStep loop = makeStep(UnfoldStep::Kind::Combinator, "");
@@ -214,7 +232,9 @@ LoweredValue Lowering::loop(CombinatorKind combinator, Builtin builtin, std::vec
   };
   std::vector<LoweredValue> blockArgs;
   switch (loop.combinator) {
-  case CombinatorKind::Map: blockArgs = {arg("x", elementOf(args[1]))}; break;
+  case CombinatorKind::Map:
+    blockArgs = {arg("x", elementOf(args[1]))};
+    break;
   case CombinatorKind::ZipWith:
     blockArgs = {arg("x", elementOf(args[1])), arg("y", elementOf(args[2]))};
     break;

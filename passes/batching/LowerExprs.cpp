@@ -106,7 +106,8 @@ LoweredValue Lowering::blockValue(const TypeRef &type) {
   return v;
 }
 
-LoweredValue Lowering::constant(const std::string &text, const ConstValue &value, const TypeRef &type) {
+LoweredValue Lowering::constant(const std::string &text, const ConstValue &value,
+                                const TypeRef &type) {
   auto e = hostExpr(HostExpr::Kind::Literal, type);
   e->integer = value.intValue;
   e->number = value.asDouble();
@@ -193,9 +194,9 @@ LoweredValue Lowering::evalBinary(const BinaryExpr &b, const TypeRef &type, Cont
     e->hostOp = hostOps[int(b.op)];
     return LoweredValue::host(toSource(b), type, e);
   }
-  static const OpKind ops[] = {OpKind::Add, OpKind::Sub, OpKind::Mul, OpKind::Div,
-                               OpKind::MatMul, OpKind::Eq, OpKind::Ne, OpKind::Lt,
-                               OpKind::Le, OpKind::Gt, OpKind::Ge};
+  static const OpKind ops[] = {OpKind::Add,    OpKind::Sub, OpKind::Mul, OpKind::Div,
+                               OpKind::MatMul, OpKind::Eq,  OpKind::Ne,  OpKind::Lt,
+                               OpKind::Le,     OpKind::Gt,  OpKind::Ge};
   return emit(ctx, ops[int(b.op)], {lhs, rhs}, type, b.range());
 }
 
@@ -279,8 +280,9 @@ std::vector<LoweredValue> Lowering::adapt(std::vector<LoweredValue> args, size_t
   return spread;
 }
 
-LoweredValue Lowering::apply(const std::shared_ptr<const BlockValue> &block, std::vector<LoweredValue> args,
-                     const TypeRef &type, const Expr &site, Context &ctx) {
+LoweredValue Lowering::apply(const std::shared_ptr<const BlockValue> &block,
+                             std::vector<LoweredValue> args, const TypeRef &type, const Expr &site,
+                             Context &ctx) {
   if (!block)
     return notSupported(site.range(),
                         "calling a block held in a local or parameter of a def that cannot be "
@@ -388,8 +390,8 @@ UnfoldStep Lowering::lowerBranch(UnfoldStep arm, const std::string &contextName,
   }
   StepValue value = valueOf(v);
   finish(branch);
-  UnfoldStep assign = makeStep(UnfoldStep::Kind::Assign,
-                               shown(result) + " = " + value.text, {value});
+  UnfoldStep assign =
+      makeStep(UnfoldStep::Kind::Assign, shown(result) + " = " + value.text, {value});
   assign.target = result;
   arm.children.push_back(std::move(assign));
   return arm;
@@ -410,7 +412,8 @@ LoweredValue Lowering::evalMatch(const MatchExpr &m, const TypeRef &type, Contex
   const TypeRef &subject = scrutinee.type;
   for (const MatchArm &arm : m.arms) {
     std::string label = arm.isDefault() ? "_" : arm.ctor;
-    UnfoldStep a = makeStep(UnfoldStep::Kind::Arm, label + (arm.binder.empty() ? "" : " " + arm.binder) + ":");
+    UnfoldStep a =
+        makeStep(UnfoldStep::Kind::Arm, label + (arm.binder.empty() ? "" : " " + arm.binder) + ":");
     a.range = arm.range;
     if (arm.isDefault()) {
       a.arm = UnfoldStep::ArmKind::Default;
@@ -448,7 +451,8 @@ LoweredValue Lowering::evalIf(const IfExpr &e, const TypeRef &type, Context &ctx
   UnfoldStep otherwise = makeStep(UnfoldStep::Kind::Arm, "else:");
   otherwise.arm = UnfoldStep::ArmKind::Else;
   s.children.push_back(lowerBranch(std::move(then), ctx.name + ".then", *e.thenExpr, s.target));
-  s.children.push_back(lowerBranch(std::move(otherwise), ctx.name + ".else", *e.elseExpr, s.target));
+  s.children.push_back(
+      lowerBranch(std::move(otherwise), ctx.name + ".else", *e.elseExpr, s.target));
   ctx.steps->push_back(std::move(s));
   return branchResult(ctx.steps->back().target, type);
 }

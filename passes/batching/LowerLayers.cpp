@@ -4,8 +4,8 @@
 
 namespace foldc::lowering {
 
-LoweredValue Lowering::layer(const LayerDecl &decl, std::vector<LoweredValue> args, const Expr &site,
-                     Context &ctx) {
+LoweredValue Lowering::layer(const LayerDecl &decl, std::vector<LoweredValue> args,
+                             const Expr &site, Context &ctx) {
   const LayerInfo &info = program_.layers.at(&decl);
   TypeRef type = info.blockType->result;
   fusing_.push_back(decl.name);
@@ -36,12 +36,13 @@ LoweredValue Lowering::layer(const LayerDecl &decl, std::vector<LoweredValue> ar
   return result;
 }
 
-LoweredValue Lowering::linearOf(const LoweredValue &x, const std::string &param, int64_t out, Context &ctx,
-                        SourceRange at) {
+LoweredValue Lowering::linearOf(const LoweredValue &x, const std::string &param, int64_t out,
+                                Context &ctx, SourceRange at) {
   return emitWithParam(ctx, OpKind::Linear, {x}, types::f32({out}), at, param);
 }
 
-LoweredValue Lowering::sliceOf(const LoweredValue &x, int64_t lo, int64_t hi, Context &ctx, SourceRange at) {
+LoweredValue Lowering::sliceOf(const LoweredValue &x, int64_t lo, int64_t hi, Context &ctx,
+                               SourceRange at) {
   OpAttrs range;
   range.lo = lo;
   range.hi = hi;
@@ -49,37 +50,39 @@ LoweredValue Lowering::sliceOf(const LoweredValue &x, int64_t lo, int64_t hi, Co
 }
 
 LoweredValue Lowering::elementwise(OpKind op, std::vector<LoweredValue> xs, int64_t h, Context &ctx,
-                           SourceRange at) {
+                                   SourceRange at) {
   return emit(ctx, op, xs, types::f32({h}), at);
 }
 
 LoweredValue Lowering::lstmCell(const LayerDecl &decl, const LayerInfo &info, const LoweredValue &x,
-                        const LoweredValue &state, Context &ctx, SourceRange at) {
+                                const LoweredValue &state, Context &ctx, SourceRange at) {
   int64_t h = info.out;
   LoweredValue gates = elementwise(OpKind::Add,
-                           {linearOf(x, decl.name + ".W", 4 * h, ctx, at),
-                            linearOf(element(state, 0), decl.name + ".U", 4 * h, ctx, at)},
-                           4 * h, ctx, at);
+                                   {linearOf(x, decl.name + ".W", 4 * h, ctx, at),
+                                    linearOf(element(state, 0), decl.name + ".U", 4 * h, ctx, at)},
+                                   4 * h, ctx, at);
   gates = emitWithParam(ctx, OpKind::BiasAdd, {gates}, types::f32({4 * h}), at, decl.name + ".b");
   auto gate = [&](int k, OpKind act) {
     return elementwise(act, {sliceOf(gates, k * h, (k + 1) * h, ctx, at)}, h, ctx, at);
   };
-  LoweredValue i = gate(0, OpKind::Sigmoid), f = gate(1, OpKind::Sigmoid), o = gate(2, OpKind::Sigmoid),
-       u = gate(3, OpKind::Tanh);
+  LoweredValue i = gate(0, OpKind::Sigmoid), f = gate(1, OpKind::Sigmoid),
+               o = gate(2, OpKind::Sigmoid), u = gate(3, OpKind::Tanh);
   LoweredValue c = elementwise(OpKind::Add,
-                       {elementwise(OpKind::Mul, {i, u}, h, ctx, at),
-                        elementwise(OpKind::Mul, {f, element(state, 1)}, h, ctx, at)},
-                       h, ctx, at);
-  LoweredValue next = elementwise(OpKind::Mul, {o, elementwise(OpKind::Tanh, {c}, h, ctx, at)}, h, ctx, at);
+                               {elementwise(OpKind::Mul, {i, u}, h, ctx, at),
+                                elementwise(OpKind::Mul, {f, element(state, 1)}, h, ctx, at)},
+                               h, ctx, at);
+  LoweredValue next =
+      elementwise(OpKind::Mul, {o, elementwise(OpKind::Tanh, {c}, h, ctx, at)}, h, ctx, at);
   return tuple({next, tuple({next, c})});
 }
 
-LoweredValue Lowering::gruCell(const LayerDecl &decl, const LayerInfo &info, const LoweredValue &x, const LoweredValue &s,
-                       Context &ctx, SourceRange at) {
+LoweredValue Lowering::gruCell(const LayerDecl &decl, const LayerInfo &info, const LoweredValue &x,
+                               const LoweredValue &s, Context &ctx, SourceRange at) {
   int64_t h = info.out;
   std::string U = decl.name + ".U";
-  LoweredValue gx = emitWithParam(ctx, OpKind::BiasAdd, {linearOf(x, decl.name + ".W", 3 * h, ctx, at)},
-                          types::f32({3 * h}), at, decl.name + ".b");
+  LoweredValue gx =
+      emitWithParam(ctx, OpKind::BiasAdd, {linearOf(x, decl.name + ".W", 3 * h, ctx, at)},
+                    types::f32({3 * h}), at, decl.name + ".b");
   LoweredValue gs = linearOf(s, U, 3 * h, ctx, at);
   auto gate = [&](int k) {
     return elementwise(OpKind::Sigmoid,
@@ -95,7 +98,8 @@ LoweredValue Lowering::gruCell(const LayerDecl &decl, const LayerInfo &info, con
       OpKind::Add, {sliceOf(gx, 2 * h, 3 * h, ctx, at), sliceOf(grs, 2 * h, 3 * h, ctx, at)}, h,
       ctx, at);
   LoweredValue n = elementwise(OpKind::Tanh, {candidate}, h, ctx, at);
-  LoweredValue keep = elementwise(OpKind::Mul, {z, elementwise(OpKind::Sub, {s, n}, h, ctx, at)}, h, ctx, at);
+  LoweredValue keep =
+      elementwise(OpKind::Mul, {z, elementwise(OpKind::Sub, {s, n}, h, ctx, at)}, h, ctx, at);
   LoweredValue next = elementwise(OpKind::Add, {n, keep}, h, ctx, at);
   return tuple({next, next});
 }

@@ -28,9 +28,9 @@ struct LoweredValue {
   enum class Kind { Host, Local, Handle, Tuple, Block, None } kind = Kind::None;
   std::string text; ///< for people: the source, or the handle's name in the plan
   TypeRef type;
-  int kernel = -1, value = -1; ///< Local: value `value` of kernel `kernel`
-  int stage = 0;               ///< Local, Handle
-  std::vector<LoweredValue> elements;  ///< Tuple
+  int kernel = -1, value = -1;        ///< Local: value `value` of kernel `kernel`
+  int stage = 0;                      ///< Local, Handle
+  std::vector<LoweredValue> elements; ///< Tuple
   std::shared_ptr<const BlockValue> block;
   bool constant = false; ///< Host: a number known at compile time, folded into kernels
   double number = 0;     ///< its value
@@ -70,8 +70,7 @@ struct Context {
 
 class Lowering {
 public:
-  Lowering(const TypedProgram &program, DiagnosticEngine &diag)
-      : program_(program), diag_(diag) {}
+  Lowering(const TypedProgram &program, DiagnosticEngine &diag) : program_(program), diag_(diag) {}
 
   BatchPlan run();
 
@@ -118,7 +117,8 @@ private:
 
   /// The value held in `handle`: tuples holding tensors arrive element-wise,
   /// host values as host expressions, tensors as handles.
-  LoweredValue fromHandle(foldc::Handle handle, const std::string &text, const TypeRef &type, int stage);
+  LoweredValue fromHandle(foldc::Handle handle, const std::string &text, const TypeRef &type,
+                          int stage);
 
   static UnfoldStep makeStep(UnfoldStep::Kind kind, std::string text,
                              std::vector<StepValue> values = {});
@@ -159,11 +159,11 @@ private:
 
   /// Adds an operation over tensor operands (host operands become host
   /// inputs, compile-time numbers constants).
-  LoweredValue emit(Context &ctx, OpKind kind, const std::vector<LoweredValue> &operands, TypeRef type,
-            SourceRange range, OpAttrs attrs = {});
+  LoweredValue emit(Context &ctx, OpKind kind, const std::vector<LoweredValue> &operands,
+                    TypeRef type, SourceRange range, OpAttrs attrs = {});
   /// An op reading parameter `key` (Gather, Linear, BiasAdd, Read).
-  LoweredValue emitWithParam(Context &ctx, OpKind kind, const std::vector<LoweredValue> &operands, TypeRef type,
-                     SourceRange range, const std::string &key);
+  LoweredValue emitWithParam(Context &ctx, OpKind kind, const std::vector<LoweredValue> &operands,
+                             TypeRef type, SourceRange range, const std::string &key);
 
   /// An op of `k` computing exactly what `op` does (same operation, operands
   /// and attributes), or -1: written twice in the source, computed once.
@@ -210,28 +210,31 @@ private:
   std::vector<LoweredValue> adapt(std::vector<LoweredValue> args, size_t arity);
 
   LoweredValue apply(const std::shared_ptr<const BlockValue> &block, std::vector<LoweredValue> args,
-             const TypeRef &type, const Expr &site, Context &ctx);
+                     const TypeRef &type, const Expr &site, Context &ctx);
 
   /// The type of `base.field` (for accessor blocks applied inside a composition).
   TypeRef typeOfField(const TypeRef &base, const std::string &field) const;
 
-  LoweredValue layer(const LayerDecl &decl, std::vector<LoweredValue> args, const Expr &site, Context &ctx);
+  LoweredValue layer(const LayerDecl &decl, std::vector<LoweredValue> args, const Expr &site,
+                     Context &ctx);
 
   // Recurrent cells are lowered to primitive operations, so they fuse with
   // what surrounds them and get their gradients from the primitives'.
-  LoweredValue linearOf(const LoweredValue &x, const std::string &param, int64_t out, Context &ctx, SourceRange at);
+  LoweredValue linearOf(const LoweredValue &x, const std::string &param, int64_t out, Context &ctx,
+                        SourceRange at);
   LoweredValue sliceOf(const LoweredValue &x, int64_t lo, int64_t hi, Context &ctx, SourceRange at);
-  LoweredValue elementwise(OpKind op, std::vector<LoweredValue> xs, int64_t h, Context &ctx, SourceRange at);
+  LoweredValue elementwise(OpKind op, std::vector<LoweredValue> xs, int64_t h, Context &ctx,
+                           SourceRange at);
 
   /// lstm: g = x@W + h@U + b; i, f, o, u from its quarters;
   /// c' = i*u + f*c; h' = o*tanh(c'); gives (h', (h', c')).
-  LoweredValue lstmCell(const LayerDecl &decl, const LayerInfo &info, const LoweredValue &x, const LoweredValue &state,
-                Context &ctx, SourceRange at);
+  LoweredValue lstmCell(const LayerDecl &decl, const LayerInfo &info, const LoweredValue &x,
+                        const LoweredValue &state, Context &ctx, SourceRange at);
 
   /// gru: z, r from x@W + s@U + b; n = tanh(x@W + b + (r*s)@U) on the last
   /// third; s' = n + z*(s - n) = (1-z)*n + z*s; gives (s', s').
-  LoweredValue gruCell(const LayerDecl &decl, const LayerInfo &info, const LoweredValue &x, const LoweredValue &s,
-               Context &ctx, SourceRange at);
+  LoweredValue gruCell(const LayerDecl &decl, const LayerInfo &info, const LoweredValue &x,
+                       const LoweredValue &s, Context &ctx, SourceRange at);
 
   /// A kernel of one operation over tensor arguments `args` (and host
   /// inputs), which a Sequence step's runtime loops instantiate.
@@ -244,14 +247,14 @@ private:
 
   /// A call of a builtin: a kernel op, a step across a sequence, a list
   /// operation or a loop.
-  LoweredValue builtin(Builtin builtin, std::vector<LoweredValue> args, const TypeRef &type, const Expr &site,
-               Context &ctx);
+  LoweredValue builtin(Builtin builtin, std::vector<LoweredValue> args, const TypeRef &type,
+                       const Expr &site, Context &ctx);
   LoweredValue tensorFunction(Builtin builtin, std::vector<LoweredValue> args, const TypeRef &type,
-                      const Expr &site, Context &ctx);
+                              const Expr &site, Context &ctx);
   /// length, nth, zip, ngrams: on the host when the result is host data,
   /// otherwise a structural step.
-  LoweredValue listOperation(ListOp op, Builtin builtin, std::vector<LoweredValue> args, const TypeRef &type,
-                     Context &ctx);
+  LoweredValue listOperation(ListOp op, Builtin builtin, std::vector<LoweredValue> args,
+                             const TypeRef &type, Context &ctx);
 
   /// Arguments of a call computed at unfold time; a list of handles is a
   /// host vector there too.
@@ -259,7 +262,7 @@ private:
 
   /// map, zip_with, fold, rnn, reduce: an unfolding loop over the block's body.
   LoweredValue loop(CombinatorKind combinator, Builtin builtin, std::vector<LoweredValue> args,
-            const TypeRef &type, const Expr &site, Context &ctx);
+                    const TypeRef &type, const Expr &site, Context &ctx);
 
   /// One arm of a match or branch of an if: its own context, whose value is
   /// given out as `result`.

@@ -16,10 +16,14 @@ std::string number(double v) {
 
 std::string operandText(const KernelPlan &k, const PlanOperand &o) {
   switch (o.kind) {
-  case PlanOperand::Kind::Op: return "%" + std::to_string(o.index);
-  case PlanOperand::Kind::Argument: return "%a" + std::to_string(o.index);
-  case PlanOperand::Kind::Host: return "host " + k.hostInputs[size_t(o.index)].source;
-  case PlanOperand::Kind::Constant: return number(o.constant);
+  case PlanOperand::Kind::Op:
+    return "%" + std::to_string(o.index);
+  case PlanOperand::Kind::Argument:
+    return "%a" + std::to_string(o.index);
+  case PlanOperand::Kind::Host:
+    return "host " + k.hostInputs[size_t(o.index)].source;
+  case PlanOperand::Kind::Constant:
+    return number(o.constant);
   }
   return "?";
 }
@@ -27,12 +31,14 @@ std::string operandText(const KernelPlan &k, const PlanOperand &o) {
 /// The attribute of `op` as printed: a parameter, a range or a rate.
 std::string attributeText(const BatchPlan &plan, const PlanOp &op) {
   switch (opInfo(op.kind).attr) {
-  case OpAttr::None: return "";
+  case OpAttr::None:
+    return "";
   case OpAttr::Param:
     return op.attrs.param >= 0 ? plan.params[size_t(op.attrs.param)].key : "?";
   case OpAttr::Range:
     return std::to_string(op.attrs.lo) + ":" + std::to_string(op.attrs.hi);
-  case OpAttr::Rate: return "rate " + number(op.attrs.rate);
+  case OpAttr::Rate:
+    return "rate " + number(op.attrs.rate);
   }
   return "";
 }
@@ -46,10 +52,14 @@ void printSteps(const std::vector<UnfoldStep> &steps, int depth, std::ostream &o
 
 std::string roleText(const BatchPlan &plan, const KernelResult &r) {
   switch (r.role) {
-  case ResultRole::Value: return "value";
-  case ResultRole::Loss: return "loss";
-  case ResultRole::Output: return "output";
-  case ResultRole::Metric: return "metric " + plan.metrics[size_t(r.metric)];
+  case ResultRole::Value:
+    return "value";
+  case ResultRole::Loss:
+    return "loss";
+  case ResultRole::Output:
+    return "output";
+  case ResultRole::Metric:
+    return "metric " + plan.metrics[size_t(r.metric)];
   }
   return "";
 }
@@ -72,7 +82,8 @@ void printKernel(const BatchPlan &plan, const KernelPlan &k, std::ostream &out) 
   for (const HostInput &h : k.hostInputs)
     out << "  host " << h.source << ": " << toString(h.type) << '\n';
   if (!k.params.empty()) {
-    std::set<std::string> keys; // by name, so the listing reads the same whatever the order of declarations
+    std::set<std::string>
+        keys; // by name, so the listing reads the same whatever the order of declarations
     for (int p : k.params)
       keys.insert(plan.params[size_t(p)].key);
     out << "  params:";

@@ -50,7 +50,8 @@ private:
     for (const KernelResult &r : k.results) {
       if (r.op < 0 || size_t(r.op) >= k.ops.size())
         failKernel("gives out op %" + std::to_string(r.op) + ", which it does not have");
-      if (r.role == ResultRole::Metric && (r.metric < 0 || size_t(r.metric) >= plan_.metrics.size()))
+      if (r.role == ResultRole::Metric &&
+          (r.metric < 0 || size_t(r.metric) >= plan_.metrics.size()))
         failKernel("gives out a metric that is not declared");
     }
   }
@@ -64,12 +65,14 @@ private:
         return -1; // def-use: only earlier ops
       return widthOf(k.ops[size_t(o.index)].type);
     case PlanOperand::Kind::Argument:
-      return o.index >= 0 && size_t(o.index) < k.args.size() ? widthOf(k.args[size_t(o.index)]) : -1;
+      return o.index >= 0 && size_t(o.index) < k.args.size() ? widthOf(k.args[size_t(o.index)])
+                                                             : -1;
     case PlanOperand::Kind::Host:
       return o.index >= 0 && size_t(o.index) < k.hostInputs.size()
                  ? k.hostInputs[size_t(o.index)].width
                  : -1;
-    case PlanOperand::Kind::Constant: return 1;
+    case PlanOperand::Kind::Constant:
+      return 1;
     }
     return -1;
   }
@@ -77,10 +80,14 @@ private:
   TypeRef typeOf(const PlanOperand &o) const {
     const KernelPlan &k = *kernel_;
     switch (o.kind) {
-    case PlanOperand::Kind::Op: return k.ops[size_t(o.index)].type;
-    case PlanOperand::Kind::Argument: return k.args[size_t(o.index)];
-    case PlanOperand::Kind::Host: return k.hostInputs[size_t(o.index)].type;
-    case PlanOperand::Kind::Constant: return types::f32();
+    case PlanOperand::Kind::Op:
+      return k.ops[size_t(o.index)].type;
+    case PlanOperand::Kind::Argument:
+      return k.args[size_t(o.index)];
+    case PlanOperand::Kind::Host:
+      return k.hostInputs[size_t(o.index)].type;
+    case PlanOperand::Kind::Constant:
+      return types::f32();
     }
     return types::errorType();
   }
@@ -131,7 +138,8 @@ private:
     case OpFamily::Softmax:
     case OpFamily::LogSoftmax:
       if (arity(1))
-        expect(w[0] == out, "changes the width " + std::to_string(w[0]) + " to " + std::to_string(out));
+        expect(w[0] == out,
+               "changes the width " + std::to_string(w[0]) + " to " + std::to_string(out));
       break;
     case OpFamily::Binary:
     case OpFamily::Compare:
@@ -216,8 +224,8 @@ private:
     case OpFamily::FromHost:
       if (arity(1)) {
         expect(!op.operands[0].isTensor(), "reads a tensor, not host numbers");
-        expect(w[0] == out, "reads " + std::to_string(w[0]) + " numbers into a width " +
-                                std::to_string(out));
+        expect(w[0] == out,
+               "reads " + std::to_string(w[0]) + " numbers into a width " + std::to_string(out));
       }
       break;
     }
@@ -287,7 +295,8 @@ private:
       }
       break;
     case UnfoldStep::Kind::Role:
-      if (s.role == ResultRole::Metric && (s.metric < 0 || size_t(s.metric) >= plan_.metrics.size()))
+      if (s.role == ResultRole::Metric &&
+          (s.metric < 0 || size_t(s.metric) >= plan_.metrics.size()))
         failStep(s, "gives out a metric that is not declared");
       break;
     default:
@@ -315,7 +324,8 @@ private:
 
   void value(const StepValue &v, const std::set<int> &defined, SourceRange at) {
     switch (v.kind) {
-    case StepValue::Kind::Handle: return handle(v.handle, defined, at);
+    case StepValue::Kind::Handle:
+      return handle(v.handle, defined, at);
     case StepValue::Kind::KernelResult:
       if (v.kernel < 0 || size_t(v.kernel) >= plan_.kernels.size() ||
           plan_.kernels[size_t(v.kernel)].valueResult(v.op) < 0)
@@ -369,7 +379,8 @@ private:
   }
 
   void failStep(const UnfoldStep &s, const std::string &what) {
-    fail(s.range, "internal compiler error: step '" + s.text + "' of " + function_->name + " " + what);
+    fail(s.range,
+         "internal compiler error: step '" + s.text + "' of " + function_->name + " " + what);
   }
 
   const BatchPlan &plan_;

@@ -118,8 +118,7 @@ std::optional<OpKind> opOf(Activation activation) {
 }
 
 bool isBuiltinName(std::string_view name) {
-  return builtinNamed(name) || layerKindNamed(name) || initKindNamed(name) ||
-         activationNamed(name);
+  return builtinNamed(name) || layerKindNamed(name) || initKindNamed(name) || activationNamed(name);
 }
 
 } // namespace foldc

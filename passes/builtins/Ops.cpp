@@ -26,7 +26,10 @@ std::optional<OpKind> opNamed(std::string_view name) {
 
 bool hasNoGradient(OpKind kind) {
   switch (opInfo(kind).family) {
-  case OpFamily::Compare: case OpFamily::Argmax: case OpFamily::OneHot: case OpFamily::Fill:
+  case OpFamily::Compare:
+  case OpFamily::Argmax:
+  case OpFamily::OneHot:
+  case OpFamily::Fill:
   case OpFamily::FromHost:
     return true;
   default:

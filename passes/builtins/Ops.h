@@ -13,8 +13,28 @@ enum class OpKind {
 
 /// Ops of one family share a shape rule and a runtime primitive.
 enum class OpFamily {
-  Unary, Binary, Compare, Reduce, Gather, Linear, BiasAdd, Read, MatMul, Slice, Concat, Dot,
-  Softmax, LogSoftmax, Argmax, OneHot, Xent, Mse, SigmoidXent, Dropout, Fill, FromHost
+  Unary,
+  Binary,
+  Compare,
+  Reduce,
+  Gather,
+  Linear,
+  BiasAdd,
+  Read,
+  MatMul,
+  Slice,
+  Concat,
+  Dot,
+  Softmax,
+  LogSoftmax,
+  Argmax,
+  OneHot,
+  Xent,
+  Mse,
+  SigmoidXent,
+  Dropout,
+  Fill,
+  FromHost
 };
 
 /// The typed attribute an op carries (see OpAttrs in BatchPlan.h).

@@ -25,9 +25,12 @@ std::optional<ConstValue> arithmetic(BinaryOp op, ConstValue a, ConstValue b, So
   if (a.isInt && b.isInt) {
     long long x = a.intValue, y = b.intValue;
     switch (op) {
-    case BinaryOp::Add: return makeInt(x + y);
-    case BinaryOp::Sub: return makeInt(x - y);
-    case BinaryOp::Mul: return makeInt(x * y);
+    case BinaryOp::Add:
+      return makeInt(x + y);
+    case BinaryOp::Sub:
+      return makeInt(x - y);
+    case BinaryOp::Mul:
+      return makeInt(x * y);
     case BinaryOp::Div:
       if (y == 0) {
         if (diag)
@@ -35,20 +38,27 @@ std::optional<ConstValue> arithmetic(BinaryOp op, ConstValue a, ConstValue b, So
         return std::nullopt;
       }
       return makeInt(x / y);
-    default: break;
+    default:
+      break;
     }
   } else {
     double x = a.asDouble(), y = b.asDouble();
     switch (op) {
-    case BinaryOp::Add: return makeFloat(x + y);
-    case BinaryOp::Sub: return makeFloat(x - y);
-    case BinaryOp::Mul: return makeFloat(x * y);
-    case BinaryOp::Div: return makeFloat(x / y);
-    default: break;
+    case BinaryOp::Add:
+      return makeFloat(x + y);
+    case BinaryOp::Sub:
+      return makeFloat(x - y);
+    case BinaryOp::Mul:
+      return makeFloat(x * y);
+    case BinaryOp::Div:
+      return makeFloat(x / y);
+    default:
+      break;
     }
   }
   if (diag)
-    diag->error(range) << "operator '" << spelling(op) << "' is not allowed in a constant expression";
+    diag->error(range) << "operator '" << spelling(op)
+                       << "' is not allowed in a constant expression";
   return std::nullopt;
 }
 

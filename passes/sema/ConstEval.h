@@ -46,7 +46,6 @@ private:
 
 /// Evaluates every `const` of the module in dependency order; a cycle or a
 /// non-constant initialiser is an error at the const.
-ConstTable evaluateConsts(const Module &module, const ResolvedNames &names,
-                          DiagnosticEngine &diag);
+ConstTable evaluateConsts(const Module &module, const ResolvedNames &names, DiagnosticEngine &diag);
 
 } // namespace foldc

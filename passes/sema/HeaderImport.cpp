@@ -9,8 +9,8 @@
 #include <clang/Tooling/Tooling.h>
 
 #include <filesystem>
-#include <functional>
 #include <fstream>
+#include <functional>
 #include <sstream>
 
 namespace foldc {
@@ -73,18 +73,18 @@ public:
     if (found.empty()) {
       std::string searched;
       for (const fs::path &dir : dirs_)
-        searched += (searched.empty() ? "" : ", ") + (dir.empty() ? std::string(".") : dir.string());
+        searched +=
+            (searched.empty() ? "" : ", ") + (dir.empty() ? std::string(".") : dir.string());
       diag_.error(decl.nameRange) << "cannot find header \"" << decl.name << "\" (searched "
                                   << searched << "; add -I DIR)";
       return;
     }
     std::string code = readFile(found);
     uint32_t headerFile = sources_.addFile(found.string(), code);
-    std::vector<std::string> args = {"-std=c++17", "-x", "c++", "-fsyntax-only",
-                                     "-resource-dir", FOLDC_CLANG_RESOURCE_DIR,
-                                     // "-I" alone would take the next argument as its folder
-                                     "-I" + (found.has_parent_path() ? found.parent_path().string()
-                                                                     : std::string("."))};
+    std::vector<std::string> args = {
+        "-std=c++17", "-x", "c++", "-fsyntax-only", "-resource-dir", FOLDC_CLANG_RESOURCE_DIR,
+        // "-I" alone would take the next argument as its folder
+        "-I" + (found.has_parent_path() ? found.parent_path().string() : std::string("."))};
     clang::TextDiagnosticBuffer clangDiags;
     std::unique_ptr<clang::ASTUnit> unit = clang::tooling::buildASTFromCodeWithArgs(
         code, args, found.string(), "foldc", std::make_shared<clang::PCHContainerOperations>(),
@@ -144,8 +144,8 @@ private:
         ok = host.result != nullptr;
       }
       if (!ok) {
-        diag_.error(decl.nameRange) << "cannot import '" << host.name << "' from \"" << decl.name
-                                    << "\": " << why;
+        diag_.error(decl.nameRange)
+            << "cannot import '" << host.name << "' from \"" << decl.name << "\": " << why;
         diag_.note(host.declaration) << "'" << host.name << "' is declared here";
         continue;
       }

@@ -19,7 +19,7 @@ struct HostFunction {
   std::vector<TypeRef> params;
   TypeRef result;
   const ImportDecl *import = nullptr;
-  SourceRange declaration;   ///< in the header (a file of the SourceManager)
+  SourceRange declaration; ///< in the header (a file of the SourceManager)
 };
 
 /// Finds each imported header (next to the .fold file, then in

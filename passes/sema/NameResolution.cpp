@@ -64,8 +64,8 @@ private:
     }
     if (decl.kind() == DeclKind::Model) {
       if (out_.model) {
-        diag_.error(decl.nameRange) << "a program has one model; '" << decl.name
-                                    << "' is a second one";
+        diag_.error(decl.nameRange)
+            << "a program has one model; '" << decl.name << "' is a second one";
         diag_.note(out_.model->nameRange) << "the first model is '" << out_.model->name << "'";
       } else {
         out_.model = static_cast<const FunctionDecl *>(&decl);
@@ -213,11 +213,16 @@ private:
 
   static Symbol::Kind globalKind(const Decl &decl) {
     switch (decl.kind()) {
-    case DeclKind::Const: return Symbol::Kind::Const;
-    case DeclKind::Param: return Symbol::Kind::Param;
-    case DeclKind::Layer: return Symbol::Kind::Layer;
-    case DeclKind::Model: return Symbol::Kind::Model;
-    default: return Symbol::Kind::Def;
+    case DeclKind::Const:
+      return Symbol::Kind::Const;
+    case DeclKind::Param:
+      return Symbol::Kind::Param;
+    case DeclKind::Layer:
+      return Symbol::Kind::Layer;
+    case DeclKind::Model:
+      return Symbol::Kind::Model;
+    default:
+      return Symbol::Kind::Def;
     }
   }
 
@@ -245,8 +250,10 @@ private:
     case ExprKind::Slice: {
       auto &e = static_cast<const SliceExpr &>(expr);
       resolveExpr(*e.base);
-      if (e.lo) resolveExpr(*e.lo);
-      if (e.hi) resolveExpr(*e.hi);
+      if (e.lo)
+        resolveExpr(*e.lo);
+      if (e.hi)
+        resolveExpr(*e.hi);
       return;
     }
     case ExprKind::Neg:

@@ -14,12 +14,12 @@ namespace foldc {
 struct Symbol {
   enum class Kind { Const, Param, Layer, Def, Model, Builtin, Local, HostFunction };
   Kind kind = Kind::Builtin;
-  const Decl *decl = nullptr;    ///< Const, Param, Layer, Def, Model
+  const Decl *decl = nullptr; ///< Const, Param, Layer, Def, Model
   /// Local: the binding site, one of NamePattern*, Parameter*, MatchArm*
   /// (its binder) or ParamDecl* (a param inside a def).
   const void *binding = nullptr;
-  std::string builtin;           ///< Builtin: its name
-  int hostFunction = -1;         ///< HostFunction: its index
+  std::string builtin;   ///< Builtin: its name
+  int hostFunction = -1; ///< HostFunction: its index
 };
 
 /// A variant of a data type, found by its name.
@@ -32,8 +32,8 @@ struct VariantRef {
 struct ResolvedNames {
   std::unordered_map<std::string, const Decl *> globals; ///< const/param/layer/def/model
   std::unordered_map<std::string, const DataDecl *> dataTypes;
-  std::unordered_map<std::string, int> hostFunctions; ///< imported C++ functions
-  std::unordered_map<std::string, VariantRef> variants;  ///< union variants by name
+  std::unordered_map<std::string, int> hostFunctions;   ///< imported C++ functions
+  std::unordered_map<std::string, VariantRef> variants; ///< union variants by name
   std::unordered_map<const NameExpr *, Symbol> names;
   std::unordered_map<const NamedTypeExpr *, const DataDecl *> typeNames;
   const FunctionDecl *model = nullptr;

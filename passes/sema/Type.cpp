@@ -7,10 +7,15 @@ namespace foldc {
 
 bool Type::isHost() const {
   switch (kind) {
-  case TypeKind::Int: case TypeKind::Float: case TypeKind::Bool: case TypeKind::String:
+  case TypeKind::Int:
+  case TypeKind::Float:
+  case TypeKind::Bool:
+  case TypeKind::String:
   case TypeKind::Data:
     return true;
-  case TypeKind::List: case TypeKind::Optional: case TypeKind::Tuple:
+  case TypeKind::List:
+  case TypeKind::Optional:
+  case TypeKind::Tuple:
     for (const TypeRef &e : elements)
       if (!e->isHost())
         return false;
@@ -30,11 +35,26 @@ TypeRef simple(TypeKind kind) {
 }
 } // namespace
 
-TypeRef intType() { static TypeRef t = simple(TypeKind::Int); return t; }
-TypeRef floatType() { static TypeRef t = simple(TypeKind::Float); return t; }
-TypeRef boolType() { static TypeRef t = simple(TypeKind::Bool); return t; }
-TypeRef stringType() { static TypeRef t = simple(TypeKind::String); return t; }
-TypeRef errorType() { static TypeRef t = simple(TypeKind::Error); return t; }
+TypeRef intType() {
+  static TypeRef t = simple(TypeKind::Int);
+  return t;
+}
+TypeRef floatType() {
+  static TypeRef t = simple(TypeKind::Float);
+  return t;
+}
+TypeRef boolType() {
+  static TypeRef t = simple(TypeKind::Bool);
+  return t;
+}
+TypeRef stringType() {
+  static TypeRef t = simple(TypeKind::String);
+  return t;
+}
+TypeRef errorType() {
+  static TypeRef t = simple(TypeKind::Error);
+  return t;
+}
 
 TypeRef tensor(ElementType element, std::vector<int64_t> shape) {
   Type t;
@@ -104,7 +124,9 @@ bool sameType(const TypeRef &a, const TypeRef &b) {
   switch (a->kind) {
   case TypeKind::Tensor:
     return a->element == b->element && a->shape == b->shape;
-  case TypeKind::Tuple: case TypeKind::List: case TypeKind::Optional:
+  case TypeKind::Tuple:
+  case TypeKind::List:
+  case TypeKind::Optional:
     return sameTypes(a->elements, b->elements);
   case TypeKind::Data:
     return a->data == b->data && a->variant == b->variant;
@@ -125,11 +147,16 @@ static std::string joinTypes(const std::vector<TypeRef> &types) {
 
 std::string toString(const TypeRef &type) {
   switch (type->kind) {
-  case TypeKind::Int: return "int";
-  case TypeKind::Float: return "float";
-  case TypeKind::Bool: return "bool";
-  case TypeKind::String: return "string";
-  case TypeKind::Error: return "<error>";
+  case TypeKind::Int:
+    return "int";
+  case TypeKind::Float:
+    return "float";
+  case TypeKind::Bool:
+    return "bool";
+  case TypeKind::String:
+    return "string";
+  case TypeKind::Error:
+    return "<error>";
   case TypeKind::Tensor: {
     std::string out = type->element == ElementType::F32 ? "f32" : "i32";
     if (type->shape.empty())
@@ -139,8 +166,10 @@ std::string toString(const TypeRef &type) {
       out += (i ? ", " : "") + std::to_string(type->shape[i]);
     return out + "]";
   }
-  case TypeKind::Tuple: return "(" + joinTypes(type->elements) + ")";
-  case TypeKind::List: return "[" + toString(type->element0()) + "]";
+  case TypeKind::Tuple:
+    return "(" + joinTypes(type->elements) + ")";
+  case TypeKind::List:
+    return "[" + toString(type->element0()) + "]";
   case TypeKind::Optional: {
     bool wrap = type->element0()->kind == TypeKind::Block;
     std::string inner = toString(type->element0());

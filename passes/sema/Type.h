@@ -16,12 +16,17 @@ struct DataDecl; // an AST node: to codegen, only an identity (see BatchPlan::da
 using TypeRef = std::shared_ptr<const Type>;
 
 enum class TypeKind {
-  Int, Float, Bool, String, ///< host scalars
-  Tensor,                   ///< f32 / i32 with a static shape
-  Tuple, List, Optional,
-  Data,                     ///< a `data` declaration, or one variant of a union
-  Block,                    ///< something callable: def, layer, builtin, lambda...
-  Error                     ///< the type of an expression already reported as wrong
+  Int,
+  Float,
+  Bool,
+  String, ///< host scalars
+  Tensor, ///< f32 / i32 with a static shape
+  Tuple,
+  List,
+  Optional,
+  Data,  ///< a `data` declaration, or one variant of a union
+  Block, ///< something callable: def, layer, builtin, lambda...
+  Error  ///< the type of an expression already reported as wrong
 };
 
 struct BlockValue; // how to apply a block (TypeCheck's business)

@@ -20,8 +20,7 @@ bool TypeChecker::expectArgCount(const BuiltinInfo &info, const std::vector<Arg>
   return false;
 }
 
-std::optional<TypeRef> TypeChecker::asTensor(const Arg &arg, const char *what,
-                                             bool requireFloat) {
+std::optional<TypeRef> TypeChecker::asTensor(const Arg &arg, const char *what, bool requireFloat) {
   if (arg.type->isHostNumber()) // lifting: int/float -> f32 scalar
     return types::f32();
   if (!arg.type->isTensor() || (requireFloat && arg.type->element != ElementType::F32)) {
@@ -62,9 +61,13 @@ TypeRef TypeChecker::checkBuiltinCall(Builtin builtin, std::vector<Arg> args, So
 #define FOLDC_ELEMENTWISE(Kind, Name, Accepts) case Builtin::Kind:
 #include "passes/builtins/Ops.def"
     return checkElementwise(info, args[0]);
-  case Builtin::Sum: case Builtin::Mean: case Builtin::Max: case Builtin::Min:
+  case Builtin::Sum:
+  case Builtin::Mean:
+  case Builtin::Max:
+  case Builtin::Min:
     return checkReduction(info, args[0]);
-  case Builtin::Softmax: case Builtin::LogSoftmax:
+  case Builtin::Softmax:
+  case Builtin::LogSoftmax:
     return checkSoftmax(info, args[0]);
   case Builtin::Dot:
     return checkDot(args, range);
@@ -74,13 +77,15 @@ TypeRef TypeChecker::checkBuiltinCall(Builtin builtin, std::vector<Arg> args, So
     return checkArgmax(args[0]);
   case Builtin::OneHot:
     return checkOneHot(args);
-  case Builtin::Zeros: case Builtin::Ones:
+  case Builtin::Zeros:
+  case Builtin::Ones:
     return checkFill(args);
   case Builtin::Dropout:
     return checkDropout(args);
   case Builtin::Xent:
     return checkXent(args);
-  case Builtin::SigmoidXent: case Builtin::Mse:
+  case Builtin::SigmoidXent:
+  case Builtin::Mse:
     return checkEqualShapeLoss(info, args);
   case Builtin::Tensor:
     return checkTensor(args[0]);
@@ -98,7 +103,10 @@ TypeRef TypeChecker::checkBuiltinCall(Builtin builtin, std::vector<Arg> args, So
     auto x = listElement(args[0], "'zip'"), y = listElement(args[1], "'zip'");
     return x && y ? types::list(types::tuple({*x, *y})) : types::errorType();
   }
-  case Builtin::Map: case Builtin::ZipWith: case Builtin::Fold: case Builtin::Rnn:
+  case Builtin::Map:
+  case Builtin::ZipWith:
+  case Builtin::Fold:
+  case Builtin::Rnn:
   case Builtin::Reduce:
     return checkBlockCombinator(builtin, args);
   }
@@ -158,8 +166,8 @@ TypeRef TypeChecker::checkDot(const std::vector<Arg> &args, SourceRange range) {
   if (!a || !b)
     return types::errorType();
   if ((*a)->shape.size() != 1 || !sameType(*a, *b)) {
-    diag_.error(range) << "'dot' needs two vectors of one length, found " << toString(*a)
-                       << " and " << toString(*b);
+    diag_.error(range) << "'dot' needs two vectors of one length, found " << toString(*a) << " and "
+                       << toString(*b);
     return types::errorType();
   }
   return types::f32();
@@ -177,14 +185,13 @@ TypeRef TypeChecker::checkConcat(const std::vector<Arg> &args) {
                            << "found " << toString(*t);
       return types::errorType();
     }
-    bool fits = !first || ((*first)->element == (*t)->element &&
-                           (*first)->shape.size() == (*t)->shape.size() &&
-                           std::equal((*t)->shape.begin(), (*t)->shape.end() - 1,
-                                      (*first)->shape.begin()));
+    bool fits =
+        !first ||
+        ((*first)->element == (*t)->element && (*first)->shape.size() == (*t)->shape.size() &&
+         std::equal((*t)->shape.begin(), (*t)->shape.end() - 1, (*first)->shape.begin()));
     if (!fits) {
       diag_.error(a.range) << "'concat' needs the same element type and leading dimensions: "
-                           << "expected like " << toString(*first) << ", found "
-                           << toString(*t);
+                           << "expected like " << toString(*first) << ", found " << toString(*t);
       return types::errorType();
     }
     if (!first)
@@ -201,8 +208,7 @@ TypeRef TypeChecker::checkArgmax(const Arg &arg) {
   if (!t)
     return types::errorType();
   if ((*t)->shape.empty()) {
-    diag_.error(arg.range) << "'argmax' needs a tensor of rank 1 or more, found "
-                           << toString(*t);
+    diag_.error(arg.range) << "'argmax' needs a tensor of rank 1 or more, found " << toString(*t);
     return types::errorType();
   }
   return types::i32({(*t)->shape.begin(), (*t)->shape.end() - 1});
@@ -216,8 +222,7 @@ static bool isIndex(const TypeRef &t) {
 TypeRef TypeChecker::checkOneHot(const std::vector<Arg> &args) {
   auto n = constInt(args[0], "the size of 'one_hot'");
   if (!isIndex(args[1].type)) {
-    diag_.error(args[1].range) << "'one_hot' index: expected int, found "
-                               << toString(args[1].type);
+    diag_.error(args[1].range) << "'one_hot' index: expected int, found " << toString(args[1].type);
     return types::errorType();
   }
   return n ? types::f32({*n}) : types::errorType();
@@ -253,8 +258,7 @@ TypeRef TypeChecker::checkXent(const std::vector<Arg> &args) {
   if (!logits)
     return types::errorType();
   if ((*logits)->shape.size() != 1) {
-    diag_.error(args[0].range) << "'xent' logits are a vector f32[K], found "
-                               << toString(*logits);
+    diag_.error(args[0].range) << "'xent' logits are a vector f32[K], found " << toString(*logits);
     return types::errorType();
   }
   if (!isIndex(args[1].type)) {
@@ -292,8 +296,7 @@ TypeRef TypeChecker::checkVector(const std::vector<Arg> &args) {
   auto n = constInt(args[0], "the length of 'vector'");
   const TypeRef &xs = args[1].type;
   if (xs->kind != TypeKind::List || !xs->element0()->isHostNumber()) {
-    diag_.error(args[1].range) << "'vector' takes a host list of numbers, found "
-                               << toString(xs);
+    diag_.error(args[1].range) << "'vector' takes a host list of numbers, found " << toString(xs);
     return types::errorType();
   }
   return n ? types::f32({*n}) : types::errorType();

@@ -45,10 +45,14 @@ TypeRef TypeChecker::resolveTypeUncached(const TypeExpr &type) {
   switch (type.kind()) {
   case TypeExprKind::HostScalar:
     switch (static_cast<const HostScalarTypeExpr &>(type).scalar) {
-    case HostScalar::Int: return types::intType();
-    case HostScalar::Float: return types::floatType();
-    case HostScalar::Bool: return types::boolType();
-    case HostScalar::String: return types::stringType();
+    case HostScalar::Int:
+      return types::intType();
+    case HostScalar::Float:
+      return types::floatType();
+    case HostScalar::Bool:
+      return types::boolType();
+    case HostScalar::String:
+      return types::stringType();
     }
     break;
   case TypeExprKind::Tensor: {
@@ -75,9 +79,10 @@ TypeRef TypeChecker::resolveTypeUncached(const TypeExpr &type) {
   case TypeExprKind::Block: {
     auto &b = static_cast<const BlockTypeExpr &>(type);
     TypeRef input = resolveType(*b.input);
-    std::vector<TypeRef> params = input->kind == TypeKind::Tuple && isa<TupleTypeExpr>(b.input.get())
-                                      ? input->elements
-                                      : std::vector<TypeRef>{input};
+    std::vector<TypeRef> params =
+        input->kind == TypeKind::Tuple && isa<TupleTypeExpr>(b.input.get())
+            ? input->elements
+            : std::vector<TypeRef>{input};
     return types::block(std::move(params), resolveType(*b.output));
   }
   case TypeExprKind::Record:
@@ -97,8 +102,8 @@ TypeRef TypeChecker::fieldType(const FieldDecl &field) {
     return it->second;
   TypeRef type = resolveType(*field.type);
   if (!type->isError() && !type->isHost()) {
-    diag_.error(field.type->range()) << "a data field holds host values (the example), found "
-                                     << toString(type);
+    diag_.error(field.type->range())
+        << "a data field holds host values (the example), found " << toString(type);
     type = types::errorType();
   }
   program_.fieldTypes[&field] = type;
@@ -136,8 +141,8 @@ void TypeChecker::checkInitializer(const Expr &init, const TypeRef &paramType,
   size_t arity = size_t(initKindInfo(*written).arity);
   size_t given = call ? call->args.size() : 0;
   if (given != arity) {
-    diag_.error(init.range()) << "initialiser '" << name->name << "' takes " << arity
-                              << " argument" << (arity == 1 ? "" : "s") << ", found " << given;
+    diag_.error(init.range()) << "initialiser '" << name->name << "' takes " << arity << " argument"
+                              << (arity == 1 ? "" : "s") << ", found " << given;
     return;
   }
   if (*written == InitKind::Glorot && paramType->isTensor() && paramType->shape.size() < 2)
@@ -200,8 +205,7 @@ TypeChecker::layerSizes(const LayerKindInfo &ctor, const CallExpr &call,
         return std::pair{arrow->from.get(), arrow->to.get()};
     break;
   case LayerSizes::RowsWidth:
-    if (positional.size() == 2 && !isa<ArrowExpr>(positional[0]) &&
-        !isa<ArrowExpr>(positional[1]))
+    if (positional.size() == 2 && !isa<ArrowExpr>(positional[0]) && !isa<ArrowExpr>(positional[1]))
       return std::pair{positional[0], positional[1]};
     break;
   }
@@ -291,8 +295,8 @@ void TypeChecker::checkFunction(const FunctionDecl &fn) {
   for (const Parameter &p : fn.params) {
     TypeRef t = resolveType(*p.type);
     if (fn.isModel() && !t->isError() && !t->isHost()) {
-      diag_.error(p.type->range()) << "a model's input is the example, a host value; found "
-                                   << toString(t);
+      diag_.error(p.type->range())
+          << "a model's input is the example, a host value; found " << toString(t);
       t = types::errorType();
     }
     program_.bindingTypes[&p] = t;
@@ -305,7 +309,8 @@ void TypeChecker::checkFunction(const FunctionDecl &fn) {
   for (size_t i = 0; i < fn.body.size(); ++i)
     checkStmt(*fn.body[i], context, i + 1 == fn.body.size());
   if (!fn.isModel() && !fn.exprBody && !context.result) {
-    diag_.error(fn.nameRange) << "def '" << fn.name << "' does not return a value; its body must "
+    diag_.error(fn.nameRange) << "def '" << fn.name
+                              << "' does not return a value; its body must "
                                  "end with 'return'";
   }
   TypeRef result = context.declaredResult ? context.declaredResult

@@ -38,11 +38,16 @@ void TypeChecker::structuralError(SourceRange range, const std::string &what,
 
 TypeRef TypeChecker::checkUncached(const Expr &expr) {
   switch (expr.kind()) {
-  case ExprKind::IntLit: return types::intType();
-  case ExprKind::FloatLit: return types::floatType();
-  case ExprKind::StringLit: return types::stringType();
-  case ExprKind::BoolLit: return types::boolType();
-  case ExprKind::Name: return checkName(static_cast<const NameExpr &>(expr));
+  case ExprKind::IntLit:
+    return types::intType();
+  case ExprKind::FloatLit:
+    return types::floatType();
+  case ExprKind::StringLit:
+    return types::stringType();
+  case ExprKind::BoolLit:
+    return types::boolType();
+  case ExprKind::Name:
+    return checkName(static_cast<const NameExpr &>(expr));
   case ExprKind::Accessor: {
     auto value = std::make_shared<BlockValue>();
     value->kind = BlockValue::Kind::Accessor;
@@ -54,12 +59,18 @@ TypeRef TypeChecker::checkUncached(const Expr &expr) {
     auto &m = static_cast<const MemberExpr &>(expr);
     return checkMember(check(*m.base), m.selector, expr.range());
   }
-  case ExprKind::Call: return checkCall(static_cast<const CallExpr &>(expr));
-  case ExprKind::Index: return checkIndex(static_cast<const IndexExpr &>(expr));
-  case ExprKind::Slice: return checkSlice(static_cast<const SliceExpr &>(expr));
-  case ExprKind::Neg: return checkNeg(static_cast<const NegExpr &>(expr));
-  case ExprKind::Binary: return checkBinary(static_cast<const BinaryExpr &>(expr));
-  case ExprKind::Pipe: return checkPipe(static_cast<const PipeExpr &>(expr));
+  case ExprKind::Call:
+    return checkCall(static_cast<const CallExpr &>(expr));
+  case ExprKind::Index:
+    return checkIndex(static_cast<const IndexExpr &>(expr));
+  case ExprKind::Slice:
+    return checkSlice(static_cast<const SliceExpr &>(expr));
+  case ExprKind::Neg:
+    return checkNeg(static_cast<const NegExpr &>(expr));
+  case ExprKind::Binary:
+    return checkBinary(static_cast<const BinaryExpr &>(expr));
+  case ExprKind::Pipe:
+    return checkPipe(static_cast<const PipeExpr &>(expr));
   case ExprKind::Arrow:
     diag_.error(expr.range()) << "'in -> out' is only allowed in layer arguments";
     return types::errorType();
@@ -76,9 +87,12 @@ TypeRef TypeChecker::checkUncached(const Expr &expr) {
       elements.push_back(check(*e));
     return types::tuple(std::move(elements));
   }
-  case ExprKind::List: return checkList(static_cast<const ListExpr &>(expr));
-  case ExprKind::Match: return checkMatch(static_cast<const MatchExpr &>(expr));
-  case ExprKind::If: return checkIf(static_cast<const IfExpr &>(expr));
+  case ExprKind::List:
+    return checkList(static_cast<const ListExpr &>(expr));
+  case ExprKind::Match:
+    return checkMatch(static_cast<const MatchExpr &>(expr));
+  case ExprKind::If:
+    return checkIf(static_cast<const IfExpr &>(expr));
   }
   return types::errorType();
 }
@@ -173,8 +187,7 @@ TypeRef TypeChecker::checkName(const NameExpr &name) {
   return types::errorType();
 }
 
-TypeRef TypeChecker::checkMember(const TypeRef &base, const Selector &selector,
-                                 SourceRange range) {
+TypeRef TypeChecker::checkMember(const TypeRef &base, const Selector &selector, SourceRange range) {
   if (base->isError())
     return base;
   if (selector.isIndex()) {
@@ -234,8 +247,7 @@ TypeRef TypeChecker::checkMember(const TypeRef &base, const Selector &selector,
 TypeRef TypeChecker::checkCall(const CallExpr &call) {
   for (const Argument &a : call.args)
     if (!a.name.empty()) {
-      diag_.error(a.range) << "named arguments ('" << a.name
-                           << ":') are only for layer options";
+      diag_.error(a.range) << "named arguments ('" << a.name << ":') are only for layer options";
       return types::errorType();
     }
   // A builtin called directly sees its arguments' expressions (constants).
@@ -271,9 +283,10 @@ TypeRef TypeChecker::apply(const TypeRef &block, std::vector<Arg> args, SourceRa
   return applyValue(*block->block, std::move(args), range);
 }
 
-std::optional<std::vector<TypeChecker::Arg>>
-TypeChecker::adaptArity(std::vector<Arg> args, size_t arity, SourceRange range,
-                        const std::string &what) {
+std::optional<std::vector<TypeChecker::Arg>> TypeChecker::adaptArity(std::vector<Arg> args,
+                                                                     size_t arity,
+                                                                     SourceRange range,
+                                                                     const std::string &what) {
   if (args.size() == arity)
     return args;
   if (arity == 1) { // several arguments to one parameter: a tuple
@@ -289,15 +302,15 @@ TypeChecker::adaptArity(std::vector<Arg> args, size_t arity, SourceRange range,
       spread.push_back(Arg{e, nullptr, args[0].range});
     return spread;
   }
-  diag_.error(range) << what << " takes " << plural(arity, "argument") << ", found "
-                     << args.size();
+  diag_.error(range) << what << " takes " << plural(arity, "argument") << ", found " << args.size();
   return std::nullopt;
 }
 
 bool TypeChecker::accepts(const TypeRef &expected, const TypeRef &actual) const {
   if (expected->isError() || actual->isError() || sameType(expected, actual))
     return true;
-  // Lifting (docs/language.md, "Type rules"): a host int or float where a scalar tensor is expected.
+  // Lifting (docs/language.md, "Type rules"): a host int or float where a scalar tensor is
+  // expected.
   if (expected->isScalarTensor() && actual->isHostNumber())
     return expected->element == ElementType::F32 || actual->kind == TypeKind::Int;
   if (expected->kind == TypeKind::Int && actual->isScalarTensor() &&
@@ -342,8 +355,10 @@ TypeRef TypeChecker::applySignature(const TypeRef &signature, std::vector<Arg> a
     Arg arg = (*adapted)[i];
     if (!arg.expr)
       arg.range = range;
-    if (!expectType(signature->params[i], arg, "argument " + std::to_string(i + 1) + " of " + what) ||
-        !checkBlockArgument(signature->params[i], arg, "argument " + std::to_string(i + 1) + " of " + what)) {
+    if (!expectType(signature->params[i], arg,
+                    "argument " + std::to_string(i + 1) + " of " + what) ||
+        !checkBlockArgument(signature->params[i], arg,
+                            "argument " + std::to_string(i + 1) + " of " + what)) {
       ok = false;
       if (noteParameter)
         noteParameter(i);
@@ -370,8 +385,7 @@ bool TypeChecker::checkBlockArgument(const TypeRef &expected, const Arg &actual,
   return false;
 }
 
-TypeRef TypeChecker::applyValue(const BlockValue &value, std::vector<Arg> args,
-                                SourceRange range) {
+TypeRef TypeChecker::applyValue(const BlockValue &value, std::vector<Arg> args, SourceRange range) {
   switch (value.kind) {
   case BlockValue::Kind::Def: {
     bool host = false;
@@ -380,13 +394,12 @@ TypeRef TypeChecker::applyValue(const BlockValue &value, std::vector<Arg> args,
     if (!fnStack_.empty())
       calls_.push_back(CallEdge{fnStack_.back(), value.def, range, host});
     const FunctionDecl &fn = *value.def;
-    return applySignature(signatureOf(fn, range), std::move(args), range, "'" + fn.name + "'",
-                          [&](size_t i) {
-                            if (i < fn.params.size())
-                              diag_.note(fn.params[i].range) << "parameter '" << fn.params[i].name
-                                                             << "' of '" << fn.name
-                                                             << "' is declared here";
-                          });
+    return applySignature(
+        signatureOf(fn, range), std::move(args), range, "'" + fn.name + "'", [&](size_t i) {
+          if (i < fn.params.size())
+            diag_.note(fn.params[i].range) << "parameter '" << fn.params[i].name << "' of '"
+                                           << fn.name << "' is declared here";
+        });
   }
   case BlockValue::Kind::Layer: {
     const LayerInfo &info = program_.layers.at(value.layer);
@@ -395,18 +408,17 @@ TypeRef TypeChecker::applyValue(const BlockValue &value, std::vector<Arg> args,
       return info.blockType->result; // an i32 index, e.g. from argmax
     return applySignature(info.blockType, std::move(args), range,
                           "layer '" + value.layer->name + "'", [&](size_t) {
-                            diag_.note(value.layer->range()) << "layer '" << value.layer->name
-                                                             << "' is declared here";
+                            diag_.note(value.layer->range())
+                                << "layer '" << value.layer->name << "' is declared here";
                           });
   }
   case BlockValue::Kind::Typed:
     return applySignature(value.signature, std::move(args), range, "the block");
   case BlockValue::Kind::Host: {
     const HostFunction &f = program_.hostFunctions[size_t(value.hostFunction)];
-    return applySignature(types::block(f.params, f.result), std::move(args), range,
-                          "'" + f.name + "'", [&](size_t) {
-                            diag_.note(f.declaration) << "'" << f.name << "' is declared here";
-                          });
+    return applySignature(
+        types::block(f.params, f.result), std::move(args), range, "'" + f.name + "'",
+        [&](size_t) { diag_.note(f.declaration) << "'" << f.name << "' is declared here"; });
   }
   case BlockValue::Kind::Builtin:
     return checkBuiltinCall(value.builtin, std::move(args), range);
@@ -466,8 +478,8 @@ TypeRef TypeChecker::checkIndex(const IndexExpr &index) {
   }
   if (auto v = consts_.evaluate(*index.index, nullptr)) {
     if (v->intValue < 0 || v->intValue >= base->shape.back()) {
-      diag_.error(index.index->range()) << "index " << v->intValue << " is out of range for "
-                                        << toString(base);
+      diag_.error(index.index->range())
+          << "index " << v->intValue << " is out of range for " << toString(base);
       return types::errorType();
     }
   }
@@ -506,8 +518,8 @@ TypeRef TypeChecker::checkSlice(const SliceExpr &slice) {
     if (!v)
       return types::errorType();
     if (!v->isInt) {
-      diag_.error((*bound)->range()) << "a tensor slice bound is a constant int, found "
-                                     << v->toString();
+      diag_.error((*bound)->range())
+          << "a tensor slice bound is a constant int, found " << v->toString();
       return types::errorType();
     }
     *slot = v->intValue;
@@ -577,12 +589,11 @@ TypeRef TypeChecker::checkBinary(const BinaryExpr &binary) {
     bool matMat = x.size() == 2 && y.size() == 2 && x[1] == y[0];
     if (!vecMat && !matMat) {
       diag_.error(binary.range()) << "'@' needs a vector [n] @ matrix [n, m] or matrix [a, n] @ "
-                                  << "matrix [n, b], found " << toString(a) << " @ "
-                                  << toString(b);
+                                  << "matrix [n, b], found " << toString(a) << " @ " << toString(b);
       return types::errorType();
     }
-    return types::tensor(a->element, vecMat ? std::vector<int64_t>{y[1]}
-                                            : std::vector<int64_t>{x[0], y[1]});
+    return types::tensor(a->element,
+                         vecMat ? std::vector<int64_t>{y[1]} : std::vector<int64_t>{x[0], y[1]});
   }
   std::vector<int64_t> shape;
   if (a->shape == b->shape || b->shape.empty())
@@ -605,8 +616,8 @@ TypeRef TypeChecker::checkPipe(const PipeExpr &pipe) {
   if (anyError({lhs, rhs}))
     return types::errorType();
   if (rhs->kind != TypeKind::Block) {
-    diag_.error(pipe.rhs->range()) << "the right side of '>>' must be a block, found "
-                                   << toString(rhs);
+    diag_.error(pipe.rhs->range())
+        << "the right side of '>>' must be a block, found " << toString(rhs);
     return types::errorType();
   }
   if (lhs->kind != TypeKind::Block) // application: x >> f is f(x)
@@ -632,8 +643,8 @@ TypeRef TypeChecker::checkList(const ListExpr &list) {
     if (!element) {
       element = t;
     } else if (!sameType(element, t)) {
-      diag_.error(e->range()) << "list elements must have one type: expected "
-                              << toString(element) << ", found " << toString(t);
+      diag_.error(e->range()) << "list elements must have one type: expected " << toString(element)
+                              << ", found " << toString(t);
       return types::errorType();
     }
   }
@@ -649,8 +660,8 @@ TypeRef TypeChecker::unifyBranches(const std::vector<std::pair<TypeRef, SourceRa
     if (!result) {
       result = type;
     } else if (!sameType(result, type)) {
-      diag_.error(range) << "the " << what << " give different types: expected "
-                         << toString(result) << ", found " << toString(type);
+      diag_.error(range) << "the " << what << " give different types: expected " << toString(result)
+                         << ", found " << toString(type);
       return types::errorType();
     }
   }
@@ -666,11 +677,11 @@ TypeRef TypeChecker::checkMatch(const MatchExpr &match) {
     return types::errorType();
   }
   bool isOptional = scrutinee->kind == TypeKind::Optional;
-  bool isUnion = scrutinee->kind == TypeKind::Data && !scrutinee->data->isRecord &&
-                 scrutinee->variant < 0;
+  bool isUnion =
+      scrutinee->kind == TypeKind::Data && !scrutinee->data->isRecord && scrutinee->variant < 0;
   if (!isOptional && !isUnion) {
-    diag_.error(match.scrutinee->range()) << "'match' needs a union or an optional, found "
-                                          << toString(scrutinee);
+    diag_.error(match.scrutinee->range())
+        << "'match' needs a union or an optional, found " << toString(scrutinee);
     return types::errorType();
   }
   std::vector<std::string> ctors;
@@ -688,11 +699,11 @@ TypeRef TypeChecker::checkMatch(const MatchExpr &match) {
     } else {
       auto pos = std::find(ctors.begin(), ctors.end(), arm.ctor);
       if (pos == ctors.end()) {
-        diag_.error(arm.patternRange) << "'" << arm.ctor << "' is not a variant of "
-                                      << toString(scrutinee);
+        diag_.error(arm.patternRange)
+            << "'" << arm.ctor << "' is not a variant of " << toString(scrutinee);
         if (isUnion)
-          diag_.note(scrutinee->data->nameRange) << "'" << scrutinee->data->name
-                                                 << "' is declared here";
+          diag_.note(scrutinee->data->nameRange)
+              << "'" << scrutinee->data->name << "' is declared here";
         return types::errorType();
       }
       if (auto [it, inserted] = seen.emplace(arm.ctor, arm.patternRange); !inserted) {
@@ -732,8 +743,8 @@ TypeRef TypeChecker::checkIf(const IfExpr &ifExpr) {
     return types::errorType();
   }
   if (!cond->isError() && cond->kind != TypeKind::Bool) {
-    diag_.error(ifExpr.cond->range()) << "the condition of 'if' is a bool, found "
-                                      << toString(cond);
+    diag_.error(ifExpr.cond->range())
+        << "the condition of 'if' is a bool, found " << toString(cond);
     return types::errorType();
   }
   TypeRef thenType = check(*ifExpr.thenExpr);

@@ -44,8 +44,8 @@ private:
   void checkInitializer(const Expr &init, const TypeRef &paramType, Initializer &result);
   struct FunctionContext {
     const FunctionDecl *fn;
-    TypeRef declaredResult; ///< null when not written
-    TypeRef result;         ///< what `return` gave
+    TypeRef declaredResult;       ///< null when not written
+    TypeRef result;               ///< what `return` gave
     const Stmt *output = nullptr; ///< the model's `output`, once seen
   };
   void checkStmt(const Stmt &stmt, FunctionContext &context, bool isLast);
@@ -57,6 +57,7 @@ private:
   // --- expressions and blocks (TypeCheckExprs.cpp)
 public:
   TypeRef check(const Expr &expr);
+
 private:
   TypeRef checkUncached(const Expr &expr);
   TypeRef checkName(const NameExpr &name);
@@ -84,8 +85,8 @@ public:
                          const std::string &what,
                          const std::function<void(size_t)> &noteParameter = {});
   /// Matches n arguments to `arity` parameters (packing or unpacking a tuple).
-  std::optional<std::vector<Arg>> adaptArity(std::vector<Arg> args, size_t arity,
-                                             SourceRange range, const std::string &what);
+  std::optional<std::vector<Arg>> adaptArity(std::vector<Arg> args, size_t arity, SourceRange range,
+                                             const std::string &what);
   /// True when `actual` can be passed where `expected` is wanted (equal, or a
   /// host number lifted to a scalar tensor). Reports otherwise.
   /// A block without a signature (a lambda) passed for a block parameter:
@@ -97,6 +98,7 @@ public:
 
   // --- builtins (TypeCheckBuiltins.cpp)
   TypeRef checkBuiltinCall(Builtin builtin, std::vector<Arg> args, SourceRange range);
+
 private:
   TypeRef checkElementwise(const BuiltinInfo &info, const Arg &arg);
   TypeRef checkReduction(const BuiltinInfo &info, const Arg &arg);

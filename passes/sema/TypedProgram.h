@@ -29,15 +29,15 @@ struct BlockValue {
   Kind kind;
   const FunctionDecl *def = nullptr;
   const LayerDecl *layer = nullptr;
-  Builtin builtin{};                      ///< Builtin, Partial
+  Builtin builtin{}; ///< Builtin, Partial
   const LambdaExpr *lambda = nullptr;
-  const Expr *source = nullptr;           ///< the expression that made this value
-  Selector selector;                      ///< Accessor
-  std::vector<TypeRef> boundArgTypes;     ///< Partial: the arguments given
+  const Expr *source = nullptr;       ///< the expression that made this value
+  Selector selector;                  ///< Accessor
+  std::vector<TypeRef> boundArgTypes; ///< Partial: the arguments given
   std::vector<const Expr *> boundArgs;
   std::shared_ptr<const BlockValue> first, second; ///< Compose: first, then second
-  TypeRef signature;                      ///< Typed
-  int hostFunction = -1;                  ///< Host: index in TypedProgram::hostFunctions
+  TypeRef signature;                               ///< Typed
+  int hostFunction = -1;                           ///< Host: index in TypedProgram::hostFunctions
 };
 
 /// A layer's kind, sizes, and the parameters it owns (named `LAYER.W` etc.).
@@ -45,9 +45,9 @@ struct LayerInfo {
   LayerKind kind;
   long long in = 0, out = 0; ///< fc/lstm/gru: in -> out; embedding: rows, width
   Activation activation = Activation::None;
-  TypeRef blockType;         ///< e.g. (f32[300]) -> f32[150]
+  TypeRef blockType; ///< e.g. (f32[300]) -> f32[150]
   struct Param {
-    std::string name;        ///< "W", "b", "E", "U"
+    std::string name; ///< "W", "b", "E", "U"
     std::vector<int64_t> shape;
     /// Matrices Glorot and vectors zeros; an embedding's table
     /// uniform(-0.05, 0.05) unless its `init:` says otherwise.

@@ -26,8 +26,7 @@ std::map<std::string, std::string> runIdentity(const DriverOptions &options, siz
 } // namespace
 
 void writeCheckpoint(const DriverOptions &options, size_t examples, int epoch,
-                     const ParamStore &params, Optimizer &optimizer,
-                     const Selection &selection) {
+                     const ParamStore &params, Optimizer &optimizer, const Selection &selection) {
   std::map<std::string, std::string> metadata = runIdentity(options, examples);
   metadata["epoch"] = std::to_string(epoch);
   metadata["best"] = selection.saveState();

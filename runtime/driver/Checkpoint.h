@@ -15,8 +15,7 @@ namespace foldc::rt {
 /// Writes the training state after `epoch` to `options.checkpoint`, like
 /// --save (a failed write leaves the previous checkpoint).
 void writeCheckpoint(const DriverOptions &options, size_t examples, int epoch,
-                     const ParamStore &params, Optimizer &optimizer,
-                     const Selection &selection);
+                     const ParamStore &params, Optimizer &optimizer, const Selection &selection);
 
 /// Puts back the checkpoint `options.resume`: its parameters, optimizer state
 /// and best dev result; gives the number of epochs it had done. Refuses one

@@ -135,7 +135,8 @@ int runDriver(int argc, char **argv, const std::string &name, DriverModel &model
                     "each on its share of every batch; infer and check (and every command under "
                     "mpirun) share the GEMMs")
         ->check(kUnsigned & CLI::Range(1, 1024));
-    cmd->add_option("--seed", options.seed, "initialisation, shuffling and dropout seed (default 1)")
+    cmd->add_option("--seed", options.seed,
+                    "initialisation, shuffling and dropout seed (default 1)")
         ->check(kUnsigned);
     cmd->add_option("--limit", options.limit, "use only the first N examples of --data (0: all)")
         ->check(kUnsigned);
@@ -148,7 +149,8 @@ int runDriver(int argc, char **argv, const std::string &name, DriverModel &model
   train->add_option("--dev", options.dev, "JSON Lines examples evaluated after each epoch");
   train->add_option("--dev-limit", options.devLimit, "use only the first N examples of --dev")
       ->check(kUnsigned);
-  train->add_option("--save", options.save, "write parameters here (with --dev: those of the best dev result)");
+  train->add_option("--save", options.save,
+                    "write parameters here (with --dev: those of the best dev result)");
   train->add_option("--select", options.select,
                     "with --dev: 'loss' (default) saves the lowest dev loss, a metric's name "
                     "(e.g. root_hits) its highest dev mean, min:METRIC its lowest");
@@ -162,23 +164,27 @@ int runDriver(int argc, char **argv, const std::string &name, DriverModel &model
     rate << kind.defaultLearningRate;
     defaultRates += (defaultRates.empty() ? "" : ", ") + std::string(kind.name) + " " + rate.str();
   }
-  train->add_option("--optimizer", options.optimizer, "one of: " + CLI::detail::join(optimizers) +
-                                                          " (default adam)")
+  train
+      ->add_option("--optimizer", options.optimizer,
+                   "one of: " + CLI::detail::join(optimizers) + " (default adam)")
       ->check(CLI::IsMember(optimizers));
   train->add_option("--lr", options.lr, "learning rate (default: " + defaultRates + ")")
       ->check(kFinite & CLI::PositiveNumber);
   train->add_option("--clip", options.clip, "clip gradients to this global L2 norm (default: none)")
       ->check(kFinite & CLI::NonNegativeNumber);
-  train->add_option("--weight-decay", options.weightDecay,
-                    "L2 penalty: adds this times each weight to its gradient (default 0)")
+  train
+      ->add_option("--weight-decay", options.weightDecay,
+                   "L2 penalty: adds this times each weight to its gradient (default 0)")
       ->check(kFinite & CLI::NonNegativeNumber);
-  train->add_option("--curve", options.curve, "write the learning curve here as CSV (appended to on --resume)");
+  train->add_option("--curve", options.curve,
+                    "write the learning curve here as CSV (appended to on --resume)");
   train->add_option("--checkpoint", options.checkpoint,
                     "after each epoch, write the training state here: the last parameters, the "
                     "optimizer's state, the epochs done (for --resume)");
-  train->add_option("--resume", options.resume,
-                    "go on from a --checkpoint file: its parameters, optimizer state and epoch "
-                    "count; the shuffles and dropout continue as in one run (--epochs is the total)")
+  train
+      ->add_option("--resume", options.resume,
+                   "go on from a --checkpoint file: its parameters, optimizer state and epoch "
+                   "count; the shuffles and dropout continue as in one run (--epochs is the total)")
       ->excludes(train->get_option("--params"));
   CLI::App *eval = app.add_subcommand("eval", "print the mean loss and metrics of --data as JSON");
   common(eval);
@@ -186,7 +192,8 @@ int runDriver(int argc, char **argv, const std::string &name, DriverModel &model
   common(infer);
   // Evaluating or running untrained parameters is rarely meant: it is asked for.
   for (CLI::App *cmd : {eval, infer})
-    cmd->add_flag("--init", options.init, "use new parameters initialised from --seed (no --params)")
+    cmd->add_flag("--init", options.init,
+                  "use new parameters initialised from --seed (no --params)")
         ->excludes(cmd->get_option("--params"));
   CLI::App *check = app.add_subcommand(
       "check", "check the gradients on --data against finite differences, and batched against "
@@ -195,7 +202,8 @@ int runDriver(int argc, char **argv, const std::string &name, DriverModel &model
   check->add_option("--step", options.step, "finite-difference step (default 0.01)")
       ->check(kFinite & CLI::PositiveNumber);
   CLI::App *info = app.add_subcommand(
-      "info", "print the model's parameters per layer and def, their total, its kernels and metrics");
+      "info",
+      "print the model's parameters per layer and def, their total, its kernels and metrics");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError &e) {
@@ -243,7 +251,8 @@ int runDriver(int argc, char **argv, const std::string &name, DriverModel &model
     if ((train->parsed() || eval->parsed()) && options.threads > 1 && processes.size() == 1) {
       if (train->parsed() && options.batchSize < options.threads)
         std::cerr << name << ": note: --batch-size " << options.batchSize << " gives some of the "
-                  << options.threads << " replicas (--threads) no example in each batch; they still "
+                  << options.threads
+                  << " replicas (--threads) no example in each batch; they still "
                   << "take part in every step, so fewer threads train faster\n";
       return onReplicas(stack, command, options, model);
     }

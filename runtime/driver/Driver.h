@@ -2,13 +2,13 @@
 // generated NAME_main.cpp calls runDriver with its Model and example reader.
 // The driver itself (CommandLine.cpp, Session.cpp) is compiled once into the
 // runtime's driver layer; a model reaches it through DriverModel, so each
-// model's main instantiates only the small adapter below. Built with FOLDC_WITH_MPI (foldc_add_model does when
-// CMake finds MPI), the driver trains data-parallel under mpirun.
+// model's main instantiates only the small adapter below. Built with FOLDC_WITH_MPI
+// (foldc_add_model does when CMake finds MPI), the driver trains data-parallel under mpirun.
 #pragma once
 
-#include "runtime/parallel/Communicator.h"
 #include "runtime/model/GradientCheck.h"
 #include "runtime/model/Model.h"
+#include "runtime/parallel/Communicator.h"
 #ifdef FOLDC_WITH_MPI
 #include "runtime/parallel/MpiCommunicator.h"
 #endif

@@ -3,9 +3,9 @@
 #include "runtime/driver/Session.h"
 
 #include "runtime/driver/Checkpoint.h"
-#include "runtime/engine/Process.h"
 #include "runtime/driver/Progress.h"
 #include "runtime/driver/Selection.h"
+#include "runtime/engine/Process.h"
 #include "runtime/io/Jsonl.h"
 #include "runtime/parallel/DataParallel.h"
 #include "runtime/support/Timing.h"
@@ -67,9 +67,10 @@ public:
       dev = loadSome(1, options_.dev, options_.devLimit);
     start();
     Selection selection(options_.select, model_.metricNames());
-    double lr = options_.lr > 0 ? options_.lr
-                                : findOptimizer(options_.optimizer)->defaultLearningRate;
-    std::unique_ptr<Optimizer> optimizer = makeOptimizer(options_.optimizer, lr, options_.clip, options_.weightDecay);
+    double lr =
+        options_.lr > 0 ? options_.lr : findOptimizer(options_.optimizer)->defaultLearningRate;
+    std::unique_ptr<Optimizer> optimizer =
+        makeOptimizer(options_.optimizer, lr, options_.clip, options_.weightDecay);
     int done = 0;
     if (!options_.resume.empty()) {
       done = readCheckpoint(options_, data.lines.size(), model_.params(), *optimizer, selection);
@@ -103,7 +104,8 @@ public:
         run.seed = options_.seed * 1000003u + ++step;
         epochResult.add(trainStep(data, batch, *optimizer, run, exchanged));
         if (!std::isfinite(epochResult.loss))
-          throw std::runtime_error("epoch " + std::to_string(epoch) + ", step " + std::to_string(step) +
+          throw std::runtime_error("epoch " + std::to_string(epoch) + ", step " +
+                                   std::to_string(step) +
                                    ": the training loss is not finite (the parameters diverged: "
                                    "a lower --lr or a --clip may help); nothing more is saved");
         if (leader())
@@ -178,8 +180,9 @@ public:
           located(data, batch, [&] { return model_.infer(data.set, batch, runOptions()); });
       // Each output names the line of --data it came from.
       for (size_t i = 0; i < outputs.size(); ++i)
-        std::cout << nlohmann::json{{"line", data.lines[size_t(batch[i])]}, {"output", outputs[i]}}.dump()
-                  << '\n';
+        std::cout
+            << nlohmann::json{{"line", data.lines[size_t(batch[i])]}, {"output", outputs[i]}}.dump()
+            << '\n';
     }
     double seconds = secondsSince(begin);
     std::fprintf(stderr, "infer: %zu examples in %.3g s (%.0f examples/s)\n", all.size(), seconds,
@@ -195,13 +198,12 @@ public:
     Dataset data = loadSome(0, options_.data, options_.limit);
     start(false);
     std::vector<int32_t> all = data.indices();
-    GradientCheck c = located(data, all, [&] { return model_.checkGradients(data.set, all, options_.step); });
-    nlohmann::json report = {{"probes", c.probes},
-                             {"failures", c.failures},
-                             {"kinks", c.kinks},
-                             {"worst", c.worst},
-                             {"worst_at", c.worstAt},
-                             {"batched_equals_unbatched", c.batchedEqualsUnbatched}};
+    GradientCheck c =
+        located(data, all, [&] { return model_.checkGradients(data.set, all, options_.step); });
+    nlohmann::json report = {
+        {"probes", c.probes},    {"failures", c.failures},
+        {"kinks", c.kinks},      {"worst", c.worst},
+        {"worst_at", c.worstAt}, {"batched_equals_unbatched", c.batchedEqualsUnbatched}};
     if (!c.batchedEqualsUnbatched)
       report["mismatch_at"] = c.mismatchAt;
     std::cout << report.dump() << std::endl;
@@ -321,7 +323,8 @@ private:
   BatchResult trainStep(const Dataset &data, DriverModel::Indices batch, Optimizer &optimizer,
                         RunOptions run, ExchangeStats &exchanged) {
     if (processes_.size() == 1)
-      return located(data, batch, [&] { return model_.trainStep(data.set, batch, optimizer, run); });
+      return located(data, batch,
+                     [&] { return model_.trainStep(data.set, batch, optimizer, run); });
     Share mine = shareOf(data, batch);
     run.exampleIds = mine.positions; // the dropout masks of a one-process run
     run.globalBatch = int(batch.size());
@@ -372,7 +375,8 @@ private:
 
   /// The --curve file, with its header; resumed training appends to it.
   std::ofstream openCurve(bool resumed) {
-    bool append = resumed && std::filesystem::exists(options_.curve) && std::filesystem::file_size(options_.curve) > 0;
+    bool append = resumed && std::filesystem::exists(options_.curve) &&
+                  std::filesystem::file_size(options_.curve) > 0;
     std::ofstream curve(options_.curve, append ? std::ios::app : std::ios::trunc);
     if (!curve)
       throw std::runtime_error("cannot write '" + options_.curve + "'");
@@ -418,10 +422,14 @@ int runCommand(Command command, const DriverOptions &options, DriverModel &model
                Communicator &processes) {
   Session session(options, model, processes);
   switch (command) {
-  case Command::Train: return session.train();
-  case Command::Eval: return session.eval();
-  case Command::Infer: return session.infer();
-  case Command::Check: return session.check();
+  case Command::Train:
+    return session.train();
+  case Command::Eval:
+    return session.eval();
+  case Command::Infer:
+    return session.infer();
+  case Command::Check:
+    return session.check();
   }
   return 1;
 }

@@ -21,8 +21,7 @@ int32_t BatchGraph::add(const Kernel &kernel, std::span<const ValueRef> args,
   assert(examples_ > 0 && "beginExample() first");
   int32_t id = int32_t(instances_.size());
   instances_.push_back(Instance{&kernel, int32_t(args_.size()), int32_t(ints_.size()),
-                                int32_t(floats_.size()),
-                                instanceKey(identity_, ordinal_++)});
+                                int32_t(floats_.size()), instanceKey(identity_, ordinal_++)});
   for (const ValueRef &a : args) {
     assert(a.valid() && a.instance < id && "arguments are added before their users");
     args_.push_back(a);

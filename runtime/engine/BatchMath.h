@@ -21,7 +21,8 @@ template <int Cols = Eigen::Dynamic> using ConstRows = Eigen::Map<const RowsMatr
 /// A parameter matrix, row-major as stored. Its sizes are given at run time:
 /// fully fixed-size Eigen matrices of this size would overflow Eigen's
 /// unrolling heuristics, and GEMM gains nothing from them.
-using ParamMatrix = Eigen::Map<Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>;
+using ParamMatrix =
+    Eigen::Map<Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>;
 
 enum class Act { None, Tanh, ReLU, Sigmoid };
 
@@ -30,20 +31,34 @@ inline float sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
 /// Applies `act` in place.
 template <typename M> void applyActivation(Act act, M &&m) {
   switch (act) {
-  case Act::None: break;
-  case Act::Tanh: m = m.array().tanh(); break;
-  case Act::ReLU: m = m.array().max(0.0f); break;
-  case Act::Sigmoid: m = m.unaryExpr([](float v) { return sigmoid(v); }); break;
+  case Act::None:
+    break;
+  case Act::Tanh:
+    m = m.array().tanh();
+    break;
+  case Act::ReLU:
+    m = m.array().max(0.0f);
+    break;
+  case Act::Sigmoid:
+    m = m.unaryExpr([](float v) { return sigmoid(v); });
+    break;
   }
 }
 
 /// Multiplies the incoming gradient by act'(z), written with the output y = act(z).
 template <typename G, typename Y> void activationBackward(Act act, G &&grad, const Y &y) {
   switch (act) {
-  case Act::None: break;
-  case Act::Tanh: grad.array() *= 1.0f - y.array().square(); break;
-  case Act::ReLU: grad.array() *= (y.array() > 0.0f).template cast<float>(); break;
-  case Act::Sigmoid: grad.array() *= y.array() * (1.0f - y.array()); break;
+  case Act::None:
+    break;
+  case Act::Tanh:
+    grad.array() *= 1.0f - y.array().square();
+    break;
+  case Act::ReLU:
+    grad.array() *= (y.array() > 0.0f).template cast<float>();
+    break;
+  case Act::Sigmoid:
+    grad.array() *= y.array() * (1.0f - y.array());
+    break;
   }
 }
 

@@ -2,8 +2,8 @@
 #include "runtime/engine/Executor.h"
 
 #include "runtime/engine/Gemm.h"
-#include "runtime/support/Timing.h"
 #include "runtime/engine/WorkerPool.h"
+#include "runtime/support/Timing.h"
 
 #include <algorithm>
 #include <chrono>

@@ -93,7 +93,7 @@ private:
   };
   std::vector<ArgPlaces> argPlaces_;
   std::vector<float> values_, grads_;
-  std::vector<std::vector<float>> scratch_;    ///< gathered argument matrices
+  std::vector<std::vector<float>> scratch_; ///< gathered argument matrices
   /// Per batch, what its kernel's forward kept for backward (training only).
   std::vector<std::unique_ptr<SavedValues>> saved_;
   std::vector<int32_t> hostInts_;

@@ -33,15 +33,16 @@ bool panelGemmApplies(int64_t n, float beta) {
 void blasGemm(Transpose ta, Transpose tb, int64_t m, int64_t n, int64_t k, const float *a,
               int64_t lda, const float *b, int64_t ldb, float beta, float *c, int64_t ldc) {
   auto op = [](Transpose t) { return t == Transpose::Yes ? CblasTrans : CblasNoTrans; };
-  cblas_sgemm(CblasRowMajor, op(ta), op(tb), int(m), int(n), int(k), 1.0f, a, int(lda), b,
-              int(ldb), beta, c, int(ldc));
+  cblas_sgemm(CblasRowMajor, op(ta), op(tb), int(m), int(n), int(k), 1.0f, a, int(lda), b, int(ldb),
+              beta, c, int(ldc));
 }
 
 /// This thread's weight panels: each packed at most once per WeightPass.
 /// Entries keep their memory from pass to pass (the same weights come back
 /// every step); `pass` says which pass packed them.
 struct WeightPanels {
-  using Key = std::tuple<const float *, bool, int64_t, int64_t, int64_t>; // B, transposed, k, n, ldb
+  using Key =
+      std::tuple<const float *, bool, int64_t, int64_t, int64_t>; // B, transposed, k, n, ldb
   struct Entry {
     uint64_t pass = 0;
     std::vector<float> panels;
@@ -102,7 +103,8 @@ WeightPass::WeightPass() {
   // no more (a model freed, a gradient check's many forwards).
   WeightPanels &cache = weightPanels;
   cache.pass = ++cache.passes;
-  std::erase_if(cache.entries, [&](const auto &entry) { return entry.second.pass + 2 < cache.pass; });
+  std::erase_if(cache.entries,
+                [&](const auto &entry) { return entry.second.pass + 2 < cache.pass; });
 }
 
 WeightPass::~WeightPass() { weightPanels.pass = 0; }

@@ -14,8 +14,8 @@ class ParamStore;
 /// What a kernel needs besides its rows: parameters, mode and randomness.
 struct ExecContext {
   ParamStore *params = nullptr;
-  bool training = false;   ///< dropout is active only when training
-  uint64_t seed = 0;       ///< dropout seed of this step
+  bool training = false; ///< dropout is active only when training
+  uint64_t seed = 0;     ///< dropout seed of this step
 };
 
 /// What a kernel's forward keeps for its backward (its intermediate values),
@@ -29,10 +29,10 @@ struct SavedValues {
 /// width given by the kernel's signature.
 struct ForwardCall {
   int rows = 0;
-  std::span<const float *const> args;   ///< rows x argWidths[i]
-  std::span<float *const> outs;         ///< rows x outWidths[j]
-  const int32_t *hostInts = nullptr;    ///< rows x hostInts (word ids, labels)
-  const float *hostFloats = nullptr;    ///< rows x hostFloats (lifted numbers)
+  std::span<const float *const> args;     ///< rows x argWidths[i]
+  std::span<float *const> outs;           ///< rows x outWidths[j]
+  const int32_t *hostInts = nullptr;      ///< rows x hostInts (word ids, labels)
+  const float *hostFloats = nullptr;      ///< rows x hostFloats (lifted numbers)
   const uint64_t *instanceKeys = nullptr; ///< rows: identity for dropout masks
   ExecContext *ctx = nullptr;
   /// When set, forward leaves its intermediate values here and backward

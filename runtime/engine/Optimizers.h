@@ -6,8 +6,8 @@
 #include <map>
 #include <memory>
 #include <span>
-#include <string_view>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace foldc::rt {
@@ -88,8 +88,7 @@ public:
       : Optimizer(clipNorm, weightDecay), lr_(lr) {}
 
 protected:
-  void update(int id, Param &param, size_t offset, size_t count, float scale,
-              float decay) override;
+  void update(int id, Param &param, size_t offset, size_t count, float scale, float decay) override;
 
 private:
   double lr_;
@@ -106,8 +105,7 @@ public:
   }
 
 protected:
-  void update(int id, Param &param, size_t offset, size_t count, float scale,
-              float decay) override;
+  void update(int id, Param &param, size_t offset, size_t count, float scale, float decay) override;
 
 private:
   double lr_;
@@ -129,8 +127,7 @@ public:
 
 protected:
   void beginStep(ParamStore &params) override;
-  void update(int id, Param &param, size_t offset, size_t count, float scale,
-              float decay) override;
+  void update(int id, Param &param, size_t offset, size_t count, float scale, float decay) override;
 
 private:
   double lr_, beta1_, beta2_, eps_;
@@ -150,8 +147,7 @@ public:
   }
 
 protected:
-  void update(int id, Param &param, size_t offset, size_t count, float scale,
-              float decay) override;
+  void update(int id, Param &param, size_t offset, size_t count, float scale, float decay) override;
 
 private:
   double lr_, alpha_, eps_;

@@ -87,12 +87,18 @@ void panelColumns(int64_t m, int64_t k, const float *a, int64_t rowStride, int64
   const float *rest = a + r * rowStride;
   float *out = c + r * ldc;
   switch (m - r) {
-  case 1: return block<1, Accumulate>(rest, rowStride, kStride, panel, k, width, out, ldc);
-  case 2: return block<2, Accumulate>(rest, rowStride, kStride, panel, k, width, out, ldc);
-  case 3: return block<3, Accumulate>(rest, rowStride, kStride, panel, k, width, out, ldc);
-  case 4: return block<4, Accumulate>(rest, rowStride, kStride, panel, k, width, out, ldc);
-  case 5: return block<5, Accumulate>(rest, rowStride, kStride, panel, k, width, out, ldc);
-  default: return;
+  case 1:
+    return block<1, Accumulate>(rest, rowStride, kStride, panel, k, width, out, ldc);
+  case 2:
+    return block<2, Accumulate>(rest, rowStride, kStride, panel, k, width, out, ldc);
+  case 3:
+    return block<3, Accumulate>(rest, rowStride, kStride, panel, k, width, out, ldc);
+  case 4:
+    return block<4, Accumulate>(rest, rowStride, kStride, panel, k, width, out, ldc);
+  case 5:
+    return block<5, Accumulate>(rest, rowStride, kStride, panel, k, width, out, ldc);
+  default:
+    return;
   }
 }
 

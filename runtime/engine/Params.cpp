@@ -12,8 +12,7 @@
 
 namespace foldc::rt {
 
-int ParamStore::add(std::string name, std::vector<int64_t> shape, InitSpec init,
-                    bool sparseRows) {
+int ParamStore::add(std::string name, std::vector<int64_t> shape, InitSpec init, bool sparseRows) {
   if (find(name) >= 0)
     throw std::invalid_argument("parameter '" + name + "' is declared twice");
   Param p;
@@ -60,7 +59,8 @@ void ParamStore::addGradient(Param &p) {
     denseGradients_.reserve(std::max(end, 2 * denseGradients_.capacity()));
     for (size_t i = 0; i < params_.size(); ++i)
       if (!params_[i].sparseRows)
-        params_[i].grad = std::span<float>(denseGradients_.data() + offsets[i], params_[i].grad.size());
+        params_[i].grad =
+            std::span<float>(denseGradients_.data() + offsets[i], params_[i].grad.size());
   }
   denseGradients_.resize(end, 0.0f);
   p.grad = std::span<float>(denseGradients_.data() + at, n);
@@ -83,10 +83,18 @@ void ParamStore::initialize(uint64_t seed) {
         v = float(dist(gen));
     };
     switch (init.kind) {
-    case InitKind::Zeros: std::fill(p.value.begin(), p.value.end(), 0.0f); break;
-    case InitKind::Ones: std::fill(p.value.begin(), p.value.end(), 1.0f); break;
-    case InitKind::Constant: std::fill(p.value.begin(), p.value.end(), float(init.a)); break;
-    case InitKind::Uniform: fillUniform(init.a, init.b); break;
+    case InitKind::Zeros:
+      std::fill(p.value.begin(), p.value.end(), 0.0f);
+      break;
+    case InitKind::Ones:
+      std::fill(p.value.begin(), p.value.end(), 1.0f);
+      break;
+    case InitKind::Constant:
+      std::fill(p.value.begin(), p.value.end(), float(init.a));
+      break;
+    case InitKind::Uniform:
+      fillUniform(init.a, init.b);
+      break;
     case InitKind::Normal: {
       std::normal_distribution<double> dist(0.0, init.a);
       for (float &v : p.value)

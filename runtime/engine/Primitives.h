@@ -6,9 +6,9 @@
 // Sizes are template parameters so every loop and GEMM has compile-time widths.
 #pragma once
 
+#include "runtime/engine/BatchMath.h"
 #include "runtime/engine/Gemm.h"
 #include "runtime/engine/GemmClock.h"
-#include "runtime/engine/BatchMath.h"
 #include "runtime/engine/Kernel.h"
 #include "runtime/engine/Params.h"
 #include "runtime/support/Random.h"
@@ -33,8 +33,8 @@ template <int I, int O> struct Linear {
     else
       gemm(Transpose::Yes, Transpose::No, I, O, x.rows(), x.data(), I, dy.data(), O, 1.0f,
            w.grad.data(), O);
-    gemmWithWeights(Transpose::No, Transpose::Yes, dy.rows(), I, O, dy.data(), O, w.value.data(),
-                    O, 1.0f, dx.data(), I);
+    gemmWithWeights(Transpose::No, Transpose::Yes, dy.rows(), I, O, dy.data(), O, w.value.data(), O,
+                    1.0f, dx.data(), I);
   }
 };
 
@@ -80,8 +80,10 @@ template <int M, int N, int P> struct MatMul {
     GemmClock::Scope timing;
     for (Eigen::Index r = 0; r < dy.rows(); ++r) {
       ConstView g(dy.data() + r * M * P, M, P);
-      View(da.data() + r * M * N, M, N).noalias() += g * ConstView(b.data() + r * N * P, N, P).transpose();
-      View(db.data() + r * N * P, N, P).noalias() += ConstView(a.data() + r * M * N, M, N).transpose() * g;
+      View(da.data() + r * M * N, M, N).noalias() +=
+          g * ConstView(b.data() + r * N * P, N, P).transpose();
+      View(db.data() + r * N * P, N, P).noalias() +=
+          ConstView(a.data() + r * M * N, M, N).transpose() * g;
     }
   }
 };
@@ -107,13 +109,20 @@ template <BinaryKind K, int A, int B> struct Binary {
   template <typename X, typename Z, typename Y> static void forward(const X &a, const Z &b, Y &&y) {
     auto x = wide<A>(a);
     auto z = wide<B>(b);
-    if constexpr (K == BinaryKind::Add) y = (x + z).matrix();
-    else if constexpr (K == BinaryKind::Sub) y = (x - z).matrix();
-    else if constexpr (K == BinaryKind::Mul) y = (x * z).matrix();
-    else if constexpr (K == BinaryKind::Div) y = (x / z).matrix();
-    else if constexpr (K == BinaryKind::Maximum) y = x.max(z).matrix();
-    else if constexpr (K == BinaryKind::Minimum) y = x.min(z).matrix();
-    else static_assert(kNoFormula<K>, "a kind without a formula");
+    if constexpr (K == BinaryKind::Add)
+      y = (x + z).matrix();
+    else if constexpr (K == BinaryKind::Sub)
+      y = (x - z).matrix();
+    else if constexpr (K == BinaryKind::Mul)
+      y = (x * z).matrix();
+    else if constexpr (K == BinaryKind::Div)
+      y = (x / z).matrix();
+    else if constexpr (K == BinaryKind::Maximum)
+      y = x.max(z).matrix();
+    else if constexpr (K == BinaryKind::Minimum)
+      y = x.min(z).matrix();
+    else
+      static_assert(kNoFormula<K>, "a kind without a formula");
   }
   /// Sums a full-width gradient back to the operand's width.
   template <int To, typename D> static void accumulate(const RowsMatrix<W> &g, D &&d) {
@@ -129,27 +138,44 @@ template <BinaryKind K, int A, int B> struct Binary {
       auto x = a.array();
       auto z = b.array();
       auto g = dy.array();
-      if constexpr (K == BinaryKind::Add) { da += dy; db += dy; }
-      else if constexpr (K == BinaryKind::Sub) { da += dy; db -= dy; }
-      else if constexpr (K == BinaryKind::Mul) { da.array() += g * z; db.array() += g * x; }
-      else if constexpr (K == BinaryKind::Div) { da.array() += g / z; db.array() -= g * x / z.square(); }
-      else static_assert(kNoFormula<K>, "a kind without a formula");
+      if constexpr (K == BinaryKind::Add) {
+        da += dy;
+        db += dy;
+      } else if constexpr (K == BinaryKind::Sub) {
+        da += dy;
+        db -= dy;
+      } else if constexpr (K == BinaryKind::Mul) {
+        da.array() += g * z;
+        db.array() += g * x;
+      } else if constexpr (K == BinaryKind::Div) {
+        da.array() += g / z;
+        db.array() -= g * x / z.square();
+      } else
+        static_assert(kNoFormula<K>, "a kind without a formula");
     } else {
       auto x = wide<A>(a);
       auto z = wide<B>(b);
       RowsMatrix<W> ga, gb;
-      if constexpr (K == BinaryKind::Add) { ga = dy; gb = dy; }
-      else if constexpr (K == BinaryKind::Sub) { ga = dy; gb = -dy; }
-      else if constexpr (K == BinaryKind::Mul) { ga = (dy.array() * z).matrix(); gb = (dy.array() * x).matrix(); }
-      else if constexpr (K == BinaryKind::Div) {
+      if constexpr (K == BinaryKind::Add) {
+        ga = dy;
+        gb = dy;
+      } else if constexpr (K == BinaryKind::Sub) {
+        ga = dy;
+        gb = -dy;
+      } else if constexpr (K == BinaryKind::Mul) {
+        ga = (dy.array() * z).matrix();
+        gb = (dy.array() * x).matrix();
+      } else if constexpr (K == BinaryKind::Div) {
         ga = (dy.array() / z).matrix();
         gb = (-dy.array() * x / z.square()).matrix();
       } else if constexpr (K == BinaryKind::Maximum || K == BinaryKind::Minimum) {
         // The comparison is evaluated to a mask: x >= z and x <= z are
         // expressions of different types.
         Eigen::Array<bool, Eigen::Dynamic, W> first;
-        if constexpr (K == BinaryKind::Maximum) first = x >= z;
-        else first = x <= z;
+        if constexpr (K == BinaryKind::Maximum)
+          first = x >= z;
+        else
+          first = x <= z;
         ga = first.select(dy.array(), 0.0f).matrix();
         gb = first.select(0.0f, dy.array()).matrix();
       } else {
@@ -168,42 +194,65 @@ enum class UnaryKind { Neg, Tanh, Sigmoid, ReLU, Elu, Softplus, Silu, Exp, Log, 
 template <UnaryKind K, int W> struct Unary {
   template <typename X, typename Y> static void forward(const X &x, Y &&y) {
     auto v = x.array();
-    if constexpr (K == UnaryKind::Neg) y = -x;
-    else if constexpr (K == UnaryKind::Tanh) y = v.tanh().matrix();
-    else if constexpr (K == UnaryKind::Sigmoid) y = v.logistic().matrix();
-    else if constexpr (K == UnaryKind::ReLU) y = v.max(0.0f).matrix();
-    else if constexpr (K == UnaryKind::Elu) y = (v > 0.0f).select(v, v.exp() - 1.0f).matrix();
+    if constexpr (K == UnaryKind::Neg)
+      y = -x;
+    else if constexpr (K == UnaryKind::Tanh)
+      y = v.tanh().matrix();
+    else if constexpr (K == UnaryKind::Sigmoid)
+      y = v.logistic().matrix();
+    else if constexpr (K == UnaryKind::ReLU)
+      y = v.max(0.0f).matrix();
+    else if constexpr (K == UnaryKind::Elu)
+      y = (v > 0.0f).select(v, v.exp() - 1.0f).matrix();
     else if constexpr (K == UnaryKind::Softplus)
       y = (v.max(0.0f) + (-v.abs()).exp().log1p()).matrix();
-    else if constexpr (K == UnaryKind::Silu) y = (v * v.logistic()).matrix();
-    else if constexpr (K == UnaryKind::Exp) y = v.exp().matrix();
-    else if constexpr (K == UnaryKind::Log) y = v.log().matrix();
-    else if constexpr (K == UnaryKind::Abs) y = v.abs().matrix();
-    else if constexpr (K == UnaryKind::Sqrt) y = v.sqrt().matrix();
-    else if constexpr (K == UnaryKind::Square) y = v.square().matrix();
-    else static_assert(kNoFormula<K>, "a kind without a formula");
+    else if constexpr (K == UnaryKind::Silu)
+      y = (v * v.logistic()).matrix();
+    else if constexpr (K == UnaryKind::Exp)
+      y = v.exp().matrix();
+    else if constexpr (K == UnaryKind::Log)
+      y = v.log().matrix();
+    else if constexpr (K == UnaryKind::Abs)
+      y = v.abs().matrix();
+    else if constexpr (K == UnaryKind::Sqrt)
+      y = v.sqrt().matrix();
+    else if constexpr (K == UnaryKind::Square)
+      y = v.square().matrix();
+    else
+      static_assert(kNoFormula<K>, "a kind without a formula");
   }
   template <typename X, typename Y, typename G, typename D>
   static void backward(const X &x, const Y &y, const G &dy, D &&dx) {
     auto v = x.array();
     auto o = y.array();
     auto g = dy.array();
-    if constexpr (K == UnaryKind::Neg) dx -= dy;
-    else if constexpr (K == UnaryKind::Tanh) dx += (g * (1.0f - o.square())).matrix();
-    else if constexpr (K == UnaryKind::Sigmoid) dx += (g * o * (1.0f - o)).matrix();
-    else if constexpr (K == UnaryKind::ReLU) dx += (g * (v > 0.0f).template cast<float>()).matrix();
-    else if constexpr (K == UnaryKind::Elu) dx += (g * (v > 0.0f).select(1.0f, o + 1.0f)).matrix();
-    else if constexpr (K == UnaryKind::Softplus) dx += (g * v.logistic()).matrix();
+    if constexpr (K == UnaryKind::Neg)
+      dx -= dy;
+    else if constexpr (K == UnaryKind::Tanh)
+      dx += (g * (1.0f - o.square())).matrix();
+    else if constexpr (K == UnaryKind::Sigmoid)
+      dx += (g * o * (1.0f - o)).matrix();
+    else if constexpr (K == UnaryKind::ReLU)
+      dx += (g * (v > 0.0f).template cast<float>()).matrix();
+    else if constexpr (K == UnaryKind::Elu)
+      dx += (g * (v > 0.0f).select(1.0f, o + 1.0f)).matrix();
+    else if constexpr (K == UnaryKind::Softplus)
+      dx += (g * v.logistic()).matrix();
     else if constexpr (K == UnaryKind::Silu) { // s + x s (1 - s), s = sigmoid(x)
       auto s = v.logistic();
       dx += (g * s * (1.0f + v * (1.0f - s))).matrix();
-    }
-    else if constexpr (K == UnaryKind::Exp) dx += (g * o).matrix();
-    else if constexpr (K == UnaryKind::Log) dx += (g / v).matrix();
-    else if constexpr (K == UnaryKind::Abs) dx += (g * v.sign()).matrix();
-    else if constexpr (K == UnaryKind::Sqrt) dx += (g * 0.5f / o).matrix();
-    else if constexpr (K == UnaryKind::Square) dx += (g * 2.0f * v).matrix();
-    else static_assert(kNoFormula<K>, "a kind without a formula");
+    } else if constexpr (K == UnaryKind::Exp)
+      dx += (g * o).matrix();
+    else if constexpr (K == UnaryKind::Log)
+      dx += (g / v).matrix();
+    else if constexpr (K == UnaryKind::Abs)
+      dx += (g * v.sign()).matrix();
+    else if constexpr (K == UnaryKind::Sqrt)
+      dx += (g * 0.5f / o).matrix();
+    else if constexpr (K == UnaryKind::Square)
+      dx += (g * 2.0f * v).matrix();
+    else
+      static_assert(kNoFormula<K>, "a kind without a formula");
   }
 };
 
@@ -239,20 +288,29 @@ enum class ReduceKind { Sum, Mean, Max, Min };
 /// sum/mean/max/min over the last axis (ties in max/min: the first wins).
 template <ReduceKind K, int W> struct Reduce {
   static void forward(In<W> x, Out<1> y) {
-    if constexpr (K == ReduceKind::Sum) y = x.rowwise().sum();
-    else if constexpr (K == ReduceKind::Mean) y = x.rowwise().mean();
-    else if constexpr (K == ReduceKind::Max) y = x.rowwise().maxCoeff();
-    else if constexpr (K == ReduceKind::Min) y = x.rowwise().minCoeff();
-    else static_assert(kNoFormula<K>, "a kind without a formula");
+    if constexpr (K == ReduceKind::Sum)
+      y = x.rowwise().sum();
+    else if constexpr (K == ReduceKind::Mean)
+      y = x.rowwise().mean();
+    else if constexpr (K == ReduceKind::Max)
+      y = x.rowwise().maxCoeff();
+    else if constexpr (K == ReduceKind::Min)
+      y = x.rowwise().minCoeff();
+    else
+      static_assert(kNoFormula<K>, "a kind without a formula");
   }
   static void backward(In<W> x, In<1> dy, Out<W> dx) {
-    if constexpr (K == ReduceKind::Sum) dx.colwise() += dy.col(0);
-    else if constexpr (K == ReduceKind::Mean) dx.colwise() += dy.col(0) / float(W);
+    if constexpr (K == ReduceKind::Sum)
+      dx.colwise() += dy.col(0);
+    else if constexpr (K == ReduceKind::Mean)
+      dx.colwise() += dy.col(0) / float(W);
     else if constexpr (K == ReduceKind::Max || K == ReduceKind::Min) {
       for (Eigen::Index r = 0; r < x.rows(); ++r) {
         Eigen::Index at;
-        if constexpr (K == ReduceKind::Max) x.row(r).maxCoeff(&at);
-        else x.row(r).minCoeff(&at);
+        if constexpr (K == ReduceKind::Max)
+          x.row(r).maxCoeff(&at);
+        else
+          x.row(r).minCoeff(&at);
         dx(r, at) += dy(r, 0);
       }
     } else {
@@ -362,7 +420,9 @@ template <int K> struct Xent {
 
 /// mse(a, b): the mean over W elements of (a - b)^2.
 template <int W> struct Mse {
-  static void forward(In<W> a, In<W> b, Out<1> y) { y = (a - b).rowwise().squaredNorm() / float(W); }
+  static void forward(In<W> a, In<W> b, Out<1> y) {
+    y = (a - b).rowwise().squaredNorm() / float(W);
+  }
   static void backward(In<W> a, In<W> b, In<1> dy, Out<W> da, Out<W> db) {
     RowsMatrix<W> g = ((a - b).array().colwise() * (dy.array() * (2.0f / float(W)))).matrix();
     da += g;
@@ -434,8 +494,7 @@ template <CompareKind K, int A, int B> struct Compare {
 };
 
 /// Column `slot` of a batch's host values (`count` per row), one per row.
-template <typename T>
-std::vector<T> hostColumn(const T *values, int rows, int count, int slot) {
+template <typename T> std::vector<T> hostColumn(const T *values, int rows, int count, int slot) {
   std::vector<T> column(static_cast<size_t>(rows));
   for (int r = 0; r < rows; ++r)
     column[size_t(r)] = values[size_t(r) * size_t(count) + size_t(slot)];

@@ -16,9 +16,9 @@ struct Batch {
 };
 
 struct Schedule {
-  std::vector<Batch> batches;     ///< in execution order
-  std::vector<int32_t> batchOf;   ///< instance -> its batch
-  std::vector<int32_t> rowOf;     ///< instance -> its row in that batch
+  std::vector<Batch> batches;   ///< in execution order
+  std::vector<int32_t> batchOf; ///< instance -> its batch
+  std::vector<int32_t> rowOf;   ///< instance -> its row in that batch
   int maxDepth = 0;
 };
 

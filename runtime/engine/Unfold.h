@@ -4,8 +4,8 @@
 #include "runtime/engine/BatchGraph.h"
 
 #include <algorithm>
-#include <cstdint>
 #include <cstddef>
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 #include <tuple>
@@ -24,8 +24,8 @@ public:
 /// `vector(n, xs)`: appends the n numbers of `xs` to an instance's floats.
 template <class List> void appendVector(std::vector<float> &floats, const List &xs, int n) {
   if (xs.size() != size_t(n))
-    throw UnfoldError("vector(" + std::to_string(n) + ", xs): xs has " +
-                      std::to_string(xs.size()) + " numbers");
+    throw UnfoldError("vector(" + std::to_string(n) + ", xs): xs has " + std::to_string(xs.size()) +
+                      " numbers");
   for (const auto &x : xs)
     floats.push_back(float(x));
 }
@@ -122,8 +122,8 @@ inline ValueRef sequencePairwise(BatchGraph &graph, std::vector<ValueRef> level,
 }
 
 /// `mean(xs)`: the sum divided by n by `scale` (n is its host float); zeros when empty.
-inline ValueRef sequenceMean(BatchGraph &graph, const std::vector<ValueRef> &xs,
-                             const Kernel &add, const Kernel &zeros, const Kernel &scale) {
+inline ValueRef sequenceMean(BatchGraph &graph, const std::vector<ValueRef> &xs, const Kernel &add,
+                             const Kernel &zeros, const Kernel &scale) {
   ValueRef sum = sequencePairwise(graph, xs, add, zeros);
   if (xs.empty())
     return sum;

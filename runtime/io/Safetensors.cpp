@@ -123,7 +123,8 @@ std::map<std::string, TensorData> readSafetensors(const std::string &path,
     expected = e.end;
   }
   if (expected != dataSize)
-    fail(path, "the data has " + std::to_string(dataSize - expected) + " bytes after the last tensor");
+    fail(path,
+         "the data has " + std::to_string(dataSize - expected) + " bytes after the last tensor");
   std::map<std::string, TensorData> tensors;
   const char *data = bytes.data() + 8 + headerSize;
   for (const Entry &e : entries) {
@@ -155,7 +156,8 @@ std::string serialize(const std::vector<TensorView> &tensors,
   uint64_t offset = 0;
   for (const TensorView &t : tensors) {
     uint64_t bytes = uint64_t(t.values->size()) * 4;
-    header[t.name] = {{"dtype", "F32"}, {"shape", *t.shape}, {"data_offsets", {offset, offset + bytes}}};
+    header[t.name] = {
+        {"dtype", "F32"}, {"shape", *t.shape}, {"data_offsets", {offset, offset + bytes}}};
     offset += bytes;
   }
   std::string text = header.dump();

@@ -32,8 +32,8 @@ struct TensorView {
 /// JSON, dtype F32, shapes against byte ranges, offsets in bounds, ordered and
 /// not overlapping, covering the data exactly); and its string metadata
 /// into `metadata` when given.
-std::map<std::string, TensorData> readSafetensors(const std::string &path,
-                                                  std::map<std::string, std::string> *metadata = nullptr);
+std::map<std::string, TensorData>
+readSafetensors(const std::string &path, std::map<std::string, std::string> *metadata = nullptr);
 
 /// Writes `tensors` (all finite) and `metadata` to `path` through
 /// `path.tmp` and a rename, so a failed or interrupted save leaves the

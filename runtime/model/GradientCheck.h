@@ -60,11 +60,11 @@ inline std::vector<size_t> gradientProbes(const Param &p) {
 }
 
 struct GradientCheck {
-  int probes = 0;    ///< entries compared with a finite difference
-  int failures = 0;  ///< of those, how many differed beyond the tolerance
-  int kinks = 0;     ///< of those, how many sat on a kink (see checkGradients)
-  double worst = 0;  ///< the largest |numeric - analytic| / tolerance seen
-  std::string worstAt; ///< PARAM[i] of it
+  int probes = 0;                     ///< entries compared with a finite difference
+  int failures = 0;                   ///< of those, how many differed beyond the tolerance
+  int kinks = 0;                      ///< of those, how many sat on a kink (see checkGradients)
+  double worst = 0;                   ///< the largest |numeric - analytic| / tolerance seen
+  std::string worstAt;                ///< PARAM[i] of it
   bool batchedEqualsUnbatched = true; ///< loss, metrics and every gradient
   std::string mismatchAt;             ///< the first that differed, if any
   bool passed() const { return failures == 0 && batchedEqualsUnbatched; }

@@ -47,7 +47,8 @@ nlohmann::json BatchResult::toJson(const std::vector<std::string> &metricNames) 
 }
 
 double BatchResult::metricMean(size_t m) const {
-  return m < metrics.size() && metrics[m].second ? metrics[m].first / double(metrics[m].second) : 0.0;
+  return m < metrics.size() && metrics[m].second ? metrics[m].first / double(metrics[m].second)
+                                                 : 0.0;
 }
 
 namespace {

@@ -73,17 +73,22 @@ nlohmann::json tensorJson(std::span<const float> values, const std::vector<int64
 /// Appends the tensor handles a value of an output holds (in tensors, tuples,
 /// lists and optionals; host values hold none) to `refs`.
 template <class T> void collectValueRefs(const T &, std::vector<ValueRef> &) {}
-inline void collectValueRefs(const ValueRef &ref, std::vector<ValueRef> &refs) { refs.push_back(ref); }
+inline void collectValueRefs(const ValueRef &ref, std::vector<ValueRef> &refs) {
+  refs.push_back(ref);
+}
 template <class T> void collectValueRefs(const std::vector<T> &list, std::vector<ValueRef> &refs);
-template <class T> void collectValueRefs(const std::optional<T> &maybe, std::vector<ValueRef> &refs);
-template <class... Ts> void collectValueRefs(const std::tuple<Ts...> &tuple, std::vector<ValueRef> &refs) {
+template <class T>
+void collectValueRefs(const std::optional<T> &maybe, std::vector<ValueRef> &refs);
+template <class... Ts>
+void collectValueRefs(const std::tuple<Ts...> &tuple, std::vector<ValueRef> &refs) {
   std::apply([&](const auto &...element) { (collectValueRefs(element, refs), ...); }, tuple);
 }
 template <class T> void collectValueRefs(const std::vector<T> &list, std::vector<ValueRef> &refs) {
   for (const T &element : list)
     collectValueRefs(element, refs);
 }
-template <class T> void collectValueRefs(const std::optional<T> &maybe, std::vector<ValueRef> &refs) {
+template <class T>
+void collectValueRefs(const std::optional<T> &maybe, std::vector<ValueRef> &refs) {
   if (maybe)
     collectValueRefs(*maybe, refs);
 }
@@ -107,8 +112,7 @@ public:
 
   /// The output of every example, as JSON. Only what the outputs depend on
   /// runs: losses and metrics are for eval().
-  std::vector<nlohmann::json> infer(Batch batch,
-                                    const RunOptions &options = {}) {
+  std::vector<nlohmann::json> infer(Batch batch, const RunOptions &options = {}) {
     std::vector<Output> outputs = unfold(batch, options);
     std::vector<ValueRef> roots;
     for (const Output &o : outputs)
@@ -121,8 +125,7 @@ public:
   }
 
   /// Forward and backward over `batch`, then one optimizer step.
-  BatchResult train_step(Batch batch, Optimizer &optimizer,
-                         const RunOptions &options = {}) {
+  BatchResult train_step(Batch batch, Optimizer &optimizer, const RunOptions &options = {}) {
     BatchResult result = forward(batch, options, true);
     executor_.backward(options.globalBatch);
     auto start = std::chrono::steady_clock::now();
@@ -138,8 +141,7 @@ public:
 
   /// Forward and backward without an optimizer step: the gradients stay in
   /// params() (for gradient checks and custom training loops).
-  BatchResult gradients(Batch batch, const RunOptions &options = {},
-                        bool training = false) {
+  BatchResult gradients(Batch batch, const RunOptions &options = {}, bool training = false) {
     params_.zeroGrads();
     BatchResult result = forward(batch, options, training);
     executor_.backward(options.globalBatch);

@@ -5,8 +5,8 @@
 
 #include <algorithm>
 #include <chrono>
-#include <fstream>
 #include <cstring>
+#include <fstream>
 #include <numeric>
 
 namespace foldc::rt {

@@ -3,8 +3,8 @@
 // the same optimizer step a single process would take on the whole batch.
 #pragma once
 
-#include "runtime/parallel/Communicator.h"
 #include "runtime/engine/Params.h"
+#include "runtime/parallel/Communicator.h"
 
 #include <cstdint>
 #include <span>

@@ -43,9 +43,8 @@ public:
   /// throws the error that run() rethrows.
   [[noreturn]] void abort(int status) override {
     team_.fail();
-    throw std::runtime_error("thread " + std::to_string(rank_) + " of " +
-                             std::to_string(size()) + " ended the run (status " +
-                             std::to_string(status) + ")");
+    throw std::runtime_error("thread " + std::to_string(rank_) + " of " + std::to_string(size()) +
+                             " ended the run (status " + std::to_string(status) + ")");
   }
 
 private:

@@ -3,8 +3,8 @@
 // code instantiates these for layers; tests and benchmarks use them directly.
 #pragma once
 
-#include "runtime/engine/Kernel.h"
 #include "runtime/engine/BatchMath.h"
+#include "runtime/engine/Kernel.h"
 #include "runtime/engine/Params.h"
 #include "runtime/support/Random.h"
 
@@ -93,17 +93,16 @@ public:
     ConstRows<H> cPrev(c.args[2], c.rows, H), cell(c.outs[1], c.rows, H);
     ConstRows<H> dh(c.outGrads[0], c.rows, H), dcOut(c.outGrads[1], c.rows, H);
     Mat<H> tc = cell.array().tanh().matrix();
-    Mat<H> dc = dcOut + dh.cwiseProduct(g.o).cwiseProduct(
-                            (1.0f - tc.array().square()).matrix());
+    Mat<H> dc = dcOut + dh.cwiseProduct(g.o).cwiseProduct((1.0f - tc.array().square()).matrix());
     Mat<4 * H> dg(c.rows, 4 * H);
-    dg.template leftCols<H>() = dc.cwiseProduct(g.u).cwiseProduct(
-        (g.i.array() * (1.0f - g.i.array())).matrix());
-    dg.template middleCols<H>(H) = dc.cwiseProduct(cPrev).cwiseProduct(
-        (g.f.array() * (1.0f - g.f.array())).matrix());
-    dg.template middleCols<H>(2 * H) = dh.cwiseProduct(tc).cwiseProduct(
-        (g.o.array() * (1.0f - g.o.array())).matrix());
-    dg.template rightCols<H>() = dc.cwiseProduct(g.i).cwiseProduct(
-        (1.0f - g.u.array().square()).matrix());
+    dg.template leftCols<H>() =
+        dc.cwiseProduct(g.u).cwiseProduct((g.i.array() * (1.0f - g.i.array())).matrix());
+    dg.template middleCols<H>(H) =
+        dc.cwiseProduct(cPrev).cwiseProduct((g.f.array() * (1.0f - g.f.array())).matrix());
+    dg.template middleCols<H>(2 * H) =
+        dh.cwiseProduct(tc).cwiseProduct((g.o.array() * (1.0f - g.o.array())).matrix());
+    dg.template rightCols<H>() =
+        dc.cwiseProduct(g.i).cwiseProduct((1.0f - g.u.array().square()).matrix());
     ConstRows<In> x(c.args[0], c.rows, In);
     ConstRows<H> hPrev(c.args[1], c.rows, H);
     ParamMatrix w(p.at(w_).value.data(), In, 4 * H), dw(p.at(w_).grad.data(), In, 4 * H);
@@ -129,7 +128,7 @@ private:
     ParamMatrix w(p.at(w_).value.data(), In, 4 * H);
     ParamMatrix u(p.at(u_).value.data(), H, 4 * H);
     Eigen::Map<const Eigen::Matrix<float, 1, 4 * H>> b(p.at(b_).value.data());
-    Mat<4 * H> g = x * w;
+    Mat<4 *H> g = x * w;
     g.noalias() += h * u;
     g.rowwise() += b;
     auto sig = [](float v) { return sigmoid(v); };
@@ -154,8 +153,7 @@ public:
   void forward(const ForwardCall &c) const override {
     State st = state(c);
     ConstRows<H> s(c.args[1], c.rows, H);
-    Rows<H>(c.outs[0], c.rows, H) =
-        (1.0f - st.z.array()) * st.n.array() + st.z.array() * s.array();
+    Rows<H>(c.outs[0], c.rows, H) = (1.0f - st.z.array()) * st.n.array() + st.z.array() * s.array();
   }
 
   void backward(const BackwardCall &c) const override {
@@ -194,9 +192,9 @@ private:
     ConstRows<H> s(c.args[1], c.rows, H);
     ParamMatrix w(p.at(w_).value.data(), In, 3 * H), u(p.at(u_).value.data(), H, 3 * H);
     Eigen::Map<const Eigen::Matrix<float, 1, 3 * H>> b(p.at(b_).value.data());
-    Mat<3 * H> g = x * w;
+    Mat<3 *H> g = x * w;
     g.rowwise() += b;
-    Mat<2 * H> zr = g.template leftCols<2 * H>();
+    Mat<2 *H> zr = g.template leftCols<2 * H>();
     zr.noalias() += s * u.leftCols(2 * H);
     zr = zr.array().logistic();
     State st{zr.template leftCols<H>(), zr.template rightCols<H>(), {}};
@@ -232,9 +230,7 @@ public:
       : Kernel({std::move(name), {W}, {W}, 0, 0, double(W)}), rate_(rate) {}
 
   void forward(const ForwardCall &c) const override { apply(c, c.args[0], c.outs[0]); }
-  void backward(const BackwardCall &c) const override {
-    apply(c, c.outGrads[0], c.argGrads[0]);
-  }
+  void backward(const BackwardCall &c) const override { apply(c, c.outGrads[0], c.argGrads[0]); }
 
 private:
   void apply(const ForwardCall &c, const float *in, float *out) const {

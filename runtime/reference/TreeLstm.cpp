@@ -30,9 +30,8 @@ Tree buildTree(int leaves, int vocab, int classes, std::mt19937_64 &rng,
 } // namespace
 
 Tree randomTree(int leaves, int vocab, int classes, std::mt19937_64 &rng) {
-  return buildTree(leaves, vocab, classes, rng, [&](int n) {
-    return std::uniform_int_distribution<int>(1, n - 1)(rng);
-  });
+  return buildTree(leaves, vocab, classes, rng,
+                   [&](int n) { return std::uniform_int_distribution<int>(1, n - 1)(rng); });
 }
 
 Tree balancedTree(int leaves, int vocab, int classes, std::mt19937_64 &rng) {

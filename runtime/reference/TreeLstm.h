@@ -65,8 +65,8 @@ template <int N> struct TreeLstmCell {
   /// `dGates` (may be null) is a gradient arriving at the saved gates
   /// themselves; in a model no one reads them and it is zero.
   static void backward(const In &x, const In &cl, const In &cr, const In &gates, const In &c,
-                       const In &dh, const In &dcOut, const float *dGates, Out dx, Out dcl,
-                       Out dcr, ParamStore &p, int u, int b) {
+                       const In &dh, const In &dcOut, const float *dGates, Out dx, Out dcl, Out dcr,
+                       ParamStore &p, int u, int b) {
     ParamMatrix U(p.at(u).value.data(), 2 * N, 5 * N), dU(p.at(u).grad.data(), 2 * N, 5 * N);
     Eigen::Map<Eigen::Matrix<float, 1, 5 * N>> db(p.at(b).grad.data());
     Mat dg(kChunk, 5 * N), dc(kChunk, N), tc(kChunk, N);
@@ -134,8 +134,8 @@ public:
     typename Cell::Mat x = children(c);
     Rows<N> h(c.outs[0], c.rows, N), cell(c.outs[1], c.rows, N);
     Rows<5 * N> gates(c.outs[2], c.rows, 5 * N);
-    Cell::forward(x, ConstRows<N>(c.args[1], c.rows, N), ConstRows<N>(c.args[3], c.rows, N),
-                  gates, h, cell, *c.ctx->params, u_, b_);
+    Cell::forward(x, ConstRows<N>(c.args[1], c.rows, N), ConstRows<N>(c.args[3], c.rows, N), gates,
+                  h, cell, *c.ctx->params, u_, b_);
   }
 
   void backward(const BackwardCall &c) const override {

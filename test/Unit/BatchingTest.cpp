@@ -1,10 +1,10 @@
 // Dynamic batching equals per-example execution: outputs, losses, gradients.
-#include "runtime/model/GradientCheck.h"
 #include "runtime/engine/Executor.h"
 #include "runtime/engine/Gemm.h"
+#include "runtime/engine/WorkerPool.h"
+#include "runtime/model/GradientCheck.h"
 #include "runtime/model/Model.h"
 #include "runtime/reference/Layers.h"
-#include "runtime/engine/WorkerPool.h"
 #include "runtime/reference/TreeLstm.h"
 
 #include <Eigen/Core>
@@ -82,7 +82,8 @@ RunResult run(ParamStore &params, Unfold unfold, int examples, bool batching) {
   return r;
 }
 
-void expectClose(const std::vector<float> &a, const std::vector<float> &b, const std::string &what) {
+void expectClose(const std::vector<float> &a, const std::vector<float> &b,
+                 const std::string &what) {
   ASSERT_EQ(a.size(), b.size()) << what;
   for (size_t k = 0; k < a.size(); ++k)
     ASSERT_NEAR(a[k], b[k], 1e-5 + 1e-4 * std::abs(b[k])) << what << " element " << k;
@@ -281,8 +282,8 @@ struct LstmModel {
         cell("cell", p.add("cell.W", {E, 4 * H}, {InitKind::Glorot}),
              p.add("cell.U", {H, 4 * H}, {InitKind::Glorot}),
              p.add("cell.b", {4 * H}, {InitKind::Uniform, -0.1, 0.1})),
-        out("out", p.add("out.W", {H, 3}, {InitKind::Glorot}), p.add("out.b", {3}, {InitKind::Zeros}),
-            Act::None) {}
+        out("out", p.add("out.W", {H, 3}, {InitKind::Glorot}),
+            p.add("out.b", {3}, {InitKind::Zeros}), Act::None) {}
 
   ValueRef unfold(BatchGraph &g, const std::vector<int32_t> &chars, int32_t label) const {
     int32_t z = g.add(zeros, {});
@@ -346,7 +347,8 @@ TEST(WholeModelGradient, TreeLstmMatchesFiniteDifferences) {
         exec.forward(graph, ExecOptions{});
         return exec.objective();
       });
-      EXPECT_NEAR(analytic[k], numeric, 2e-3 + 2e-2 * std::abs(numeric)) << p.name << "[" << k << "]";
+      EXPECT_NEAR(analytic[k], numeric, 2e-3 + 2e-2 * std::abs(numeric))
+          << p.name << "[" << k << "]";
     }
   }
 }

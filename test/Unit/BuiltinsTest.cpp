@@ -34,8 +34,8 @@ std::string bullet(const std::string &doc, const std::string &title) {
 std::set<std::string> namesAsCode(const std::string &text) {
   std::set<std::string> words;
   static const std::regex span("`([a-z_0-9]+)`");
-  for (auto it = std::sregex_iterator(text.begin(), text.end(), span);
-       it != std::sregex_iterator(); ++it)
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), span); it != std::sregex_iterator();
+       ++it)
     if ((*it)[1] != "f32" && (*it)[1] != "i32")
       words.insert((*it)[1]);
   return words;

@@ -128,10 +128,12 @@ TEST(ThreadTeam, AMembersErrorEndsTheOthersWaitAndIsRethrown) {
   }
   EXPECT_EQ(collectivesAfter, 0);
   // The team runs again after a failure.
-  EXPECT_EQ(team.run(1 << 20, [](Communicator &comm) {
-    comm.barrier();
-    return 7;
-  }), 7);
+  EXPECT_EQ(team.run(1 << 20,
+                     [](Communicator &comm) {
+                       comm.barrier();
+                       return 7;
+                     }),
+            7);
 }
 
 } // namespace

@@ -29,7 +29,8 @@ std::vector<float> randomMatrix(size_t size, uint32_t seed) {
 
 /// C = op(A) op(B) + beta C in double precision, for the same storage.
 std::vector<double> reference(const Shape &s, const std::vector<float> &a, int64_t lda,
-                              const std::vector<float> &b, int64_t ldb, const std::vector<float> &c) {
+                              const std::vector<float> &b, int64_t ldb,
+                              const std::vector<float> &c) {
   std::vector<double> out(size_t(s.m * s.n));
   for (int64_t r = 0; r < s.m; ++r)
     for (int64_t j = 0; j < s.n; ++j) {
@@ -50,13 +51,14 @@ template <class Multiply> void expectProduct(const Shape &s, Multiply multiply) 
   int64_t lda = s.ta == Transpose::No ? s.k : s.m, ldb = s.tb == Transpose::No ? s.n : s.k;
   std::vector<float> a = randomMatrix(size_t(s.m * s.k), 1), b = randomMatrix(size_t(s.k * s.n), 2);
   std::vector<float> c = randomMatrix(size_t(s.m * s.n), 3);
-  std::vector<double> expected = reference(s, a, std::max<int64_t>(lda, 1), b, std::max<int64_t>(ldb, 1), c);
+  std::vector<double> expected =
+      reference(s, a, std::max<int64_t>(lda, 1), b, std::max<int64_t>(ldb, 1), c);
   multiply(s.ta, s.tb, s.m, s.n, s.k, a.data(), std::max<int64_t>(lda, 1), b.data(),
            std::max<int64_t>(ldb, 1), s.beta, c.data(), s.n);
   for (size_t i = 0; i < expected.size(); ++i)
     ASSERT_NEAR(c[i], expected[i], 1e-6 * (1.0 + double(s.k)))
-        << "element " << i << " of m " << s.m << " n " << s.n << " k " << s.k << " ta "
-        << int(s.ta) << " tb " << int(s.tb) << " beta " << s.beta;
+        << "element " << i << " of m " << s.m << " n " << s.n << " k " << s.k << " ta " << int(s.ta)
+        << " tb " << int(s.tb) << " beta " << s.beta;
 }
 
 /// Every transpose and beta, row counts around the kernel's 6-row blocks,
@@ -90,12 +92,14 @@ TEST(Gemm, ANewPassSeesWeightsChangedSinceTheLast) {
   std::vector<float> x(size_t(k), 1.0f), w(size_t(k * n), 1.0f), y(static_cast<size_t>(n));
   {
     WeightPass pass;
-    gemmWithWeights(Transpose::No, Transpose::No, 1, n, k, x.data(), k, w.data(), n, 0.0f, y.data(), n);
+    gemmWithWeights(Transpose::No, Transpose::No, 1, n, k, x.data(), k, w.data(), n, 0.0f, y.data(),
+                    n);
   }
   EXPECT_EQ(y[0], 8.0f);
   std::fill(w.begin(), w.end(), 2.0f); // an optimizer step, between passes
   WeightPass next;
-  gemmWithWeights(Transpose::No, Transpose::No, 1, n, k, x.data(), k, w.data(), n, 0.0f, y.data(), n);
+  gemmWithWeights(Transpose::No, Transpose::No, 1, n, k, x.data(), k, w.data(), n, 0.0f, y.data(),
+                  n);
   EXPECT_EQ(y[0], 16.0f);
 }
 

@@ -1,11 +1,11 @@
 // Generated models (every program of examples/, built by foldc_add_model):
 // their gradients against finite differences, and batched against
 // per-example execution for the loss, metrics and every gradient.
-#include "runtime/model/GradientCheck.h"
 #include "attention.h"
 #include "calculator.h"
 #include "language_id.h"
 #include "ngrams.h"
+#include "runtime/model/GradientCheck.h"
 #include "sentiment.h"
 #include "weave.h"
 
@@ -186,7 +186,8 @@ std::vector<weave_net::Molecule> weaveExamples(std::vector<int> sizes) {
     return row;
   };
   for (int atoms : sizes) {
-    nlohmann::json m = {{"atoms", nlohmann::json::array()}, {"pairs", nlohmann::json::array()},
+    nlohmann::json m = {{"atoms", nlohmann::json::array()},
+                        {"pairs", nlohmann::json::array()},
                         {"label", 0.5 * atoms}};
     for (int a = 0; a < atoms; ++a) {
       m["atoms"].push_back(features(32));

@@ -26,7 +26,8 @@ std::vector<std::vector<Leaf>> readFile(const std::string &file) {
     for (size_t i = 0; i < words.size(); ++i) {
       JsonPath w = at.field("words").index(i);
       const auto &leaf = readRecord(words[i], w, {"word", "label"});
-      leaves.push_back({readInt(leaf["word"], w.field("word")), readInt(leaf["label"], w.field("label"))});
+      leaves.push_back(
+          {readInt(leaf["word"], w.field("word")), readInt(leaf["label"], w.field("label"))});
     }
     out.push_back(leaves);
   });
@@ -87,7 +88,8 @@ TEST_F(Jsonl, UnknownField) {
 }
 
 TEST_F(Jsonl, WrongTypeDeepInside) {
-  EXPECT_EQ(errorFor("{\"words\": []}\n{\"words\": [{\"word\": 1, \"label\": 0}, {\"word\": \"x\", \"label\": 0}]}\n"),
+  EXPECT_EQ(errorFor("{\"words\": []}\n{\"words\": [{\"word\": 1, \"label\": 0}, {\"word\": \"x\", "
+                     "\"label\": 0}]}\n"),
             "foldc-jsonl-test.jsonl:2: words[1].word: expected an integer, found \"x\"");
 }
 

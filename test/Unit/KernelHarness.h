@@ -2,9 +2,9 @@
 // gradients against central finite differences.
 #pragma once
 
-#include "runtime/model/GradientCheck.h"
 #include "runtime/engine/Kernel.h"
 #include "runtime/engine/Params.h"
+#include "runtime/model/GradientCheck.h"
 
 #include <gtest/gtest.h>
 

@@ -91,7 +91,8 @@ TEST(Optimizer, WeightDecayFollowsClippingAndSparseRows) {
   p.add("E", {2, 2}, {InitKind::Ones}, /*sparseRows=*/true);
   p.initialize(0);
   p.at(0).touchRow(1);
-  std::ranges::copy(std::vector<float>{0.0f, 0.0f, 30.0f, 40.0f}, p.at(0).grad.begin()); // norm 50, clipped to 5
+  std::ranges::copy(std::vector<float>{0.0f, 0.0f, 30.0f, 40.0f},
+                    p.at(0).grad.begin()); // norm 50, clipped to 5
   Sgd(1.0, /*clipNorm=*/5.0, /*weightDecay=*/0.5).step(p);
   EXPECT_FLOAT_EQ(p.at(0).value[0], 1.0f) << "an untouched row is not decayed";
   EXPECT_FLOAT_EQ(p.at(0).value[2], 1.0f - (3.0f + 0.5f));

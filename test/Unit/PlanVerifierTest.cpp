@@ -101,8 +101,9 @@ TEST_F(PlanVerifierTest, ParamsMustBeDeclaredAndListedByTheKernel) {
   linear.range = at(2, 10);
   p.kernels[0].ops.push_back(linear);
   bool ok = true;
-  EXPECT_NE(verify(p, ok).find("op %1 (linear) of kernel m.0 reads a parameter that is not declared"),
-            std::string::npos);
+  EXPECT_NE(
+      verify(p, ok).find("op %1 (linear) of kernel m.0 reads a parameter that is not declared"),
+      std::string::npos);
   p.params.push_back({"W", {4, 2}, InitKind::Glorot, 0, 0, false});
   EXPECT_NE(verify(p, ok).find("reads a parameter its kernel does not list"), std::string::npos);
   p.kernels[0].params.insert(0);

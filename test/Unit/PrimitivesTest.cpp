@@ -1,6 +1,6 @@
 // Finite-difference checks of every batched primitive's backward pass.
-#include "runtime/model/GradientCheck.h"
 #include "runtime/engine/Primitives.h"
+#include "runtime/model/GradientCheck.h"
 
 #include <gtest/gtest.h>
 
@@ -65,7 +65,8 @@ void checkOp(const OpCase &op, uint64_t seed = 1, int rows = 3) {
     Param &p = op.params->at(id);
     std::vector<float> analytic(p.grad.begin(), p.grad.end());
     for (size_t k = 0; k < p.value.size(); ++k)
-      EXPECT_NEAR(analytic[k], numeric(p.value[k]), 2e-2 * std::max(1.0, std::abs(double(analytic[k]))))
+      EXPECT_NEAR(analytic[k], numeric(p.value[k]),
+                  2e-2 * std::max(1.0, std::abs(double(analytic[k]))))
           << p.name << "[" << k << "]";
   }
 }
@@ -74,7 +75,8 @@ TEST(Primitives, Linear) {
   ParamStore p;
   p.add("W", {4, 3}, {InitKind::Uniform, -1, 1});
   p.initialize(2);
-  checkOp({{4}, 3,
+  checkOp({{4},
+           3,
            [&](auto &x, Mat &y) { Linear<4, 3>::forward(in<4>(x[0]), p.at(0), out<3>(y)); },
            [&](auto &x, const Mat &, const Mat &dy, auto &dx) {
              Linear<4, 3>::backward(in<4>(x[0]), p.at(0), in<3>(dy), out<4>(dx[0]));
@@ -86,7 +88,9 @@ TEST(Primitives, BiasAdd) {
   ParamStore p;
   p.add("b", {3}, {InitKind::Uniform, -1, 1});
   p.initialize(3);
-  checkOp({{3}, 3, [&](auto &x, Mat &y) { BiasAdd<3>::forward(in<3>(x[0]), p.at(0), out<3>(y)); },
+  checkOp({{3},
+           3,
+           [&](auto &x, Mat &y) { BiasAdd<3>::forward(in<3>(x[0]), p.at(0), out<3>(y)); },
            [&](auto &, const Mat &, const Mat &dy, auto &dx) {
              BiasAdd<3>::backward(p.at(0), in<3>(dy), out<3>(dx[0]));
            },
@@ -95,7 +99,8 @@ TEST(Primitives, BiasAdd) {
 
 template <BinaryKind K, int A, int B> OpCase binaryCase() {
   using Op = Binary<K, A, B>;
-  OpCase c{{A, B}, Op::W,
+  OpCase c{{A, B},
+           Op::W,
            [](auto &x, Mat &y) { Op::forward(in<A>(x[0]), in<B>(x[1]), out<Op::W>(y)); },
            [](auto &x, const Mat &, const Mat &dy, auto &dx) {
              Op::backward(in<A>(x[0]), in<B>(x[1]), in<Op::W>(dy), out<A>(dx[0]), out<B>(dx[1]));
@@ -125,14 +130,17 @@ TEST(Primitives, MaximumRoutesTheGradientToTheChosenOperandFirstOnTies) {
   dy << 10, 20, 30;
   Binary<BinaryKind::Maximum, 3, 3>::forward(in<3>(a), in<3>(b), out<3>(y));
   EXPECT_EQ(y, (Mat(1, 3) << 3, 5, 2).finished());
-  Binary<BinaryKind::Maximum, 3, 3>::backward(in<3>(a), in<3>(b), in<3>(dy), out<3>(da), out<3>(db));
+  Binary<BinaryKind::Maximum, 3, 3>::backward(in<3>(a), in<3>(b), in<3>(dy), out<3>(da),
+                                              out<3>(db));
   EXPECT_EQ(da, (Mat(1, 3) << 0, 20, 30).finished());
   EXPECT_EQ(db, (Mat(1, 3) << 10, 0, 0).finished());
 }
 
 template <UnaryKind K> void checkUnary(float lo = -1.0f, float hi = 1.0f) {
   using Op = Unary<K, 4>;
-  OpCase c{{4}, 4, [](auto &x, Mat &y) { Op::forward(in<4>(x[0]), out<4>(y)); },
+  OpCase c{{4},
+           4,
+           [](auto &x, Mat &y) { Op::forward(in<4>(x[0]), out<4>(y)); },
            [](auto &x, const Mat &y, const Mat &dy, auto &dx) {
              Op::backward(in<4>(x[0]), in<4>(y), in<4>(dy), out<4>(dx[0]));
            }};
@@ -167,23 +175,30 @@ TEST(Primitives, EveryElementwiseFunctionOfTheOpTable) {
 }
 
 TEST(Primitives, SliceConcatDot) {
-  checkOp({{6}, 2, [](auto &x, Mat &y) { Slice<6, 3, 5>::forward(in<6>(x[0]), out<2>(y)); },
+  checkOp({{6},
+           2,
+           [](auto &x, Mat &y) { Slice<6, 3, 5>::forward(in<6>(x[0]), out<2>(y)); },
            [](auto &, const Mat &, const Mat &dy, auto &dx) {
              Slice<6, 3, 5>::backward(in<2>(dy), out<6>(dx[0]));
            }});
-  checkOp({{2, 3}, 5,
+  checkOp({{2, 3},
+           5,
            [](auto &x, Mat &y) { Concat<2, 3>::forward(in<2>(x[0]), in<3>(x[1]), out<5>(y)); },
            [](auto &, const Mat &, const Mat &dy, auto &dx) {
              Concat<2, 3>::backward(in<5>(dy), out<2>(dx[0]), out<3>(dx[1]));
            }});
-  checkOp({{4, 4}, 1, [](auto &x, Mat &y) { Dot<4>::forward(in<4>(x[0]), in<4>(x[1]), out<1>(y)); },
+  checkOp({{4, 4},
+           1,
+           [](auto &x, Mat &y) { Dot<4>::forward(in<4>(x[0]), in<4>(x[1]), out<1>(y)); },
            [](auto &x, const Mat &, const Mat &dy, auto &dx) {
              Dot<4>::backward(in<4>(x[0]), in<4>(x[1]), in<1>(dy), out<4>(dx[0]), out<4>(dx[1]));
            }});
 }
 
 template <ReduceKind K> void checkReduce() {
-  checkOp({{5}, 1, [](auto &x, Mat &y) { Reduce<K, 5>::forward(in<5>(x[0]), out<1>(y)); },
+  checkOp({{5},
+           1,
+           [](auto &x, Mat &y) { Reduce<K, 5>::forward(in<5>(x[0]), out<1>(y)); },
            [](auto &x, const Mat &, const Mat &dy, auto &dx) {
              Reduce<K, 5>::backward(in<5>(x[0]), in<1>(dy), out<5>(dx[0]));
            }},
@@ -198,7 +213,9 @@ TEST(Primitives, Reductions) {
 }
 
 TEST(Primitives, Softmax) {
-  checkOp({{4}, 4, [](auto &x, Mat &y) { Softmax<4>::forward(in<4>(x[0]), out<4>(y)); },
+  checkOp({{4},
+           4,
+           [](auto &x, Mat &y) { Softmax<4>::forward(in<4>(x[0]), out<4>(y)); },
            [](auto &, const Mat &y, const Mat &dy, auto &dx) {
              Softmax<4>::backward(in<4>(y), in<4>(dy), out<4>(dx[0]));
            }});
@@ -236,7 +253,9 @@ TEST(Primitives, GatherTouchesOnlyTheRowsUsed) {
   p.add("E", {5, 3}, {InitKind::Uniform, -1, 1}, /*sparseRows=*/true);
   p.initialize(6);
   std::vector<int32_t> rows = {4, 1, 4};
-  checkOp({{}, 3, [&](auto &, Mat &y) { Gather<3>::forward(rows, p.at(0), out<3>(y)); },
+  checkOp({{},
+           3,
+           [&](auto &, Mat &y) { Gather<3>::forward(rows, p.at(0), out<3>(y)); },
            [&](auto &, const Mat &, const Mat &dy, auto &) {
              Gather<3>::backward(rows, p.at(0), in<3>(dy));
            },
@@ -248,15 +267,20 @@ TEST(Primitives, GatherTouchesOnlyTheRowsUsed) {
 
 TEST(Primitives, Losses) {
   std::vector<int32_t> labels = {2, 0, 3};
-  checkOp({{4}, 1, [&](auto &x, Mat &y) { Xent<4>::forward(in<4>(x[0]), labels, out<1>(y)); },
+  checkOp({{4},
+           1,
+           [&](auto &x, Mat &y) { Xent<4>::forward(in<4>(x[0]), labels, out<1>(y)); },
            [&](auto &x, const Mat &, const Mat &dy, auto &dx) {
              Xent<4>::backward(in<4>(x[0]), labels, in<1>(dy), out<4>(dx[0]));
            }});
-  checkOp({{3, 3}, 1, [](auto &x, Mat &y) { Mse<3>::forward(in<3>(x[0]), in<3>(x[1]), out<1>(y)); },
+  checkOp({{3, 3},
+           1,
+           [](auto &x, Mat &y) { Mse<3>::forward(in<3>(x[0]), in<3>(x[1]), out<1>(y)); },
            [](auto &x, const Mat &, const Mat &dy, auto &dx) {
              Mse<3>::backward(in<3>(x[0]), in<3>(x[1]), in<1>(dy), out<3>(dx[0]), out<3>(dx[1]));
            }});
-  checkOp({{2, 2}, 1,
+  checkOp({{2, 2},
+           1,
            [](auto &x, Mat &y) { SigmoidXent<2>::forward(in<2>(x[0]), in<2>(x[1]), out<1>(y)); },
            [](auto &x, const Mat &, const Mat &dy, auto &dx) {
              SigmoidXent<2>::backward(in<2>(x[0]), in<2>(x[1]), in<1>(dy), out<2>(dx[0]),
@@ -271,8 +295,11 @@ TEST(Primitives, Losses) {
 TEST(Primitives, DropoutMasksByInstanceKey) {
   ExecContext training{nullptr, true, 9}, inference{nullptr, false, 9};
   std::vector<uint64_t> keys = {11, 12, 13};
-  checkOp({{8}, 8,
-           [&](auto &x, Mat &y) { Dropout<8>::forward(in<8>(x[0]), 0.5f, 0, keys.data(), training, out<8>(y)); },
+  checkOp({{8},
+           8,
+           [&](auto &x, Mat &y) {
+             Dropout<8>::forward(in<8>(x[0]), 0.5f, 0, keys.data(), training, out<8>(y));
+           },
            [&](auto &, const Mat &, const Mat &dy, auto &dx) {
              Dropout<8>::backward(0.5f, 0, keys.data(), training, in<8>(dy), out<8>(dx[0]));
            }});

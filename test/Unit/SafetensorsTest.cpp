@@ -102,8 +102,9 @@ TEST_F(Safetensors, WrongDtypeNamesTheTensor) {
 TEST_F(Safetensors, ShapeDisagreesWithOffsets) {
   std::string file =
       writeRaw(R"({"W": {"dtype": "F32", "shape": [2, 3], "data_offsets": [0, 16]}})", 16);
-  EXPECT_NE(errorOf([&] { readSafetensors(file); })
-                .find("tensor 'W': data_offsets [0, 16] do not hold shape [2, 3] of F32 (24 bytes)"),
+  EXPECT_NE(errorOf([&] {
+              readSafetensors(file);
+            }).find("tensor 'W': data_offsets [0, 16] do not hold shape [2, 3] of F32 (24 bytes)"),
             std::string::npos);
 }
 
@@ -111,14 +112,18 @@ TEST_F(Safetensors, OverlappingOffsets) {
   std::string file = writeRaw(R"({"a": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]},
                                  "b": {"dtype": "F32", "shape": [2], "data_offsets": [4, 12]}})",
                               12);
-  EXPECT_NE(errorOf([&] { readSafetensors(file); }).find("tensor 'b': data_offsets begin at 4, expected 8"),
+  EXPECT_NE(errorOf([&] {
+              readSafetensors(file);
+            }).find("tensor 'b': data_offsets begin at 4, expected 8"),
             std::string::npos);
 }
 
 TEST_F(Safetensors, OffsetsPastTheData) {
   std::string file =
       writeRaw(R"({"a": {"dtype": "F32", "shape": [4], "data_offsets": [0, 16]}})", 8);
-  EXPECT_NE(errorOf([&] { readSafetensors(file); }).find("tensor 'a': data_offsets end at 16 past the data (8 bytes)"),
+  EXPECT_NE(errorOf([&] {
+              readSafetensors(file);
+            }).find("tensor 'a': data_offsets end at 16 past the data (8 bytes)"),
             std::string::npos);
 }
 
@@ -129,7 +134,8 @@ TEST_F(Safetensors, MissingExtraAndMisshapenTensorsAreAllReported) {
   other.add("W", {3, 2}, {});
   other.add("bias", {3}, {});
   std::string message = errorOf([&] { loadParams(other, path("p.safetensors")); });
-  EXPECT_NE(message.find("tensor 'W' has shape [2, 3], expected [3, 2]"), std::string::npos) << message;
+  EXPECT_NE(message.find("tensor 'W' has shape [2, 3], expected [3, 2]"), std::string::npos)
+      << message;
   EXPECT_NE(message.find("missing tensor 'bias' [3]"), std::string::npos) << message;
   EXPECT_NE(message.find("unexpected tensor 'cell.b' [3]"), std::string::npos) << message;
   EXPECT_EQ(other.at(0).value, std::vector<float>(6, 0.0f)) << "nothing is loaded on error";
@@ -155,8 +161,9 @@ TEST_F(Safetensors, NonFiniteValuesAreNeitherSavedNorLoaded) {
   saveParams(model(), file);
   ParamStore diverged = model();
   diverged.at(1).value[2] = std::numeric_limits<float>::quiet_NaN();
-  EXPECT_EQ(errorOf([&] { saveParams(diverged, file); }),
-            file + ": tensor 'cell.b' holds NaN at element 2: not saved, the previous file is unchanged");
+  EXPECT_EQ(
+      errorOf([&] { saveParams(diverged, file); }),
+      file + ": tensor 'cell.b' holds NaN at element 2: not saved, the previous file is unchanged");
   EXPECT_EQ(readSafetensors(file).at("cell.b").values, model().at(1).value);
   // A file written by something else: the bytes of W's element 4 made -inf.
   std::string bytes;
@@ -174,9 +181,11 @@ TEST_F(Safetensors, NonFiniteValuesAreNeitherSavedNorLoaded) {
 }
 
 TEST_F(Safetensors, ShapesWhoseSizeOverflowsAreRejected) {
-  std::string header = R"({"W":{"dtype":"F32","shape":[4611686018427387904,4],"data_offsets":[0,0]}})";
-  EXPECT_NE(errorOf([&] { readSafetensors(writeRaw(header, 0)); })
-                .find("tensor 'W': shape [4611686018427387904, 4] is too large"),
+  std::string header =
+      R"({"W":{"dtype":"F32","shape":[4611686018427387904,4],"data_offsets":[0,0]}})";
+  EXPECT_NE(errorOf([&] {
+              readSafetensors(writeRaw(header, 0));
+            }).find("tensor 'W': shape [4611686018427387904, 4] is too large"),
             std::string::npos);
 }
 
@@ -208,7 +217,8 @@ TEST_F(Safetensors, ATemporaryFileLeftByAKilledSaveIsReplacedAndRemoved) {
 }
 
 TEST_F(Safetensors, UnreadableFile) {
-  EXPECT_NE(errorOf([&] { readSafetensors(path("missing")); }).find("cannot open"), std::string::npos);
+  EXPECT_NE(errorOf([&] { readSafetensors(path("missing")); }).find("cannot open"),
+            std::string::npos);
 }
 
 } // namespace

@@ -11,7 +11,8 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   foldc::SourceManager sources;
-  uint32_t file = sources.addFile("fuzz.fold", std::string(reinterpret_cast<const char *>(data), size));
+  uint32_t file =
+      sources.addFile("fuzz.fold", std::string(reinterpret_cast<const char *>(data), size));
   std::ostringstream diagnostics;
   foldc::DiagnosticEngine diag(sources, diagnostics, 20);
   foldc::PipelineOptions options;
