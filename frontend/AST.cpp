@@ -31,8 +31,35 @@ const char *spelling(BinaryOp op) {
     return ">";
   case BinaryOp::Ge:
     return ">=";
+  case BinaryOp::And:
+    return "&&";
+  case BinaryOp::Or:
+    return "||";
   }
   return "?";
 }
+
+bool isComparison(BinaryOp op) {
+  switch (op) {
+  case BinaryOp::Eq:
+  case BinaryOp::Ne:
+  case BinaryOp::Lt:
+  case BinaryOp::Le:
+  case BinaryOp::Gt:
+  case BinaryOp::Ge:
+    return true;
+  case BinaryOp::Add:
+  case BinaryOp::Sub:
+  case BinaryOp::Mul:
+  case BinaryOp::Div:
+  case BinaryOp::MatMul:
+  case BinaryOp::And:
+  case BinaryOp::Or:
+    return false;
+  }
+  return false;
+}
+
+bool isLogical(BinaryOp op) { return op == BinaryOp::And || op == BinaryOp::Or; }
 
 } // namespace foldc

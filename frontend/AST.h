@@ -162,6 +162,7 @@ enum class ExprKind {
   Index,
   Slice,
   Neg,
+  Not,
   Binary,
   Pipe,
   Arrow,
@@ -268,8 +269,19 @@ struct NegExpr : Expr {
   ExprPtr operand;
 };
 
-enum class BinaryOp { Add, Sub, Mul, Div, MatMul, Eq, Ne, Lt, Le, Gt, Ge };
+/// `!operand`: the negation of a bool.
+struct NotExpr : Expr {
+  NotExpr(SourceRange r, ExprPtr o) : Expr(Kind::Not, r), operand(std::move(o)) {}
+  FOLDC_NODE(Expr, Not)
+  ExprPtr operand;
+};
+
+enum class BinaryOp { Add, Sub, Mul, Div, MatMul, Eq, Ne, Lt, Le, Gt, Ge, And, Or };
 const char *spelling(BinaryOp op);
+/// `== != < <= > >=`: a bool of two numbers (or of two bools or strings for == and !=).
+bool isComparison(BinaryOp op);
+/// `&&` and `||`: a bool of two bools.
+bool isLogical(BinaryOp op);
 
 struct BinaryExpr : Expr {
   BinaryExpr(SourceRange r, BinaryOp o, ExprPtr a, ExprPtr b)

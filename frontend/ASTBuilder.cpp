@@ -28,7 +28,8 @@ BinaryOp binaryOp(const std::string &text) {
   static const std::pair<const char *, BinaryOp> ops[] = {
       {"+", BinaryOp::Add},    {"-", BinaryOp::Sub}, {"*", BinaryOp::Mul}, {"/", BinaryOp::Div},
       {"@", BinaryOp::MatMul}, {"==", BinaryOp::Eq}, {"!=", BinaryOp::Ne}, {"<", BinaryOp::Lt},
-      {"<=", BinaryOp::Le},    {">", BinaryOp::Gt},  {">=", BinaryOp::Ge}};
+      {"<=", BinaryOp::Le},    {">", BinaryOp::Gt},  {">=", BinaryOp::Ge}, {"&&", BinaryOp::And},
+      {"||", BinaryOp::Or}};
   for (auto &[spelling, op] : ops)
     if (text == spelling)
       return op;
@@ -244,6 +245,8 @@ ExprPtr ASTBuilder::buildExpr(P::ExprContext *ctx) {
     return std::make_unique<IndexExpr>(range, buildExpr(c->expr(0)), buildExpr(c->expr(1)));
   if (auto *c = dynamic_cast<P::NegExprContext *>(ctx))
     return std::make_unique<NegExpr>(range, buildExpr(c->expr()));
+  if (auto *c = dynamic_cast<P::NotExprContext *>(ctx))
+    return std::make_unique<NotExpr>(range, buildExpr(c->expr()));
   if (auto *c = dynamic_cast<P::MulExprContext *>(ctx))
     return std::make_unique<BinaryExpr>(range, binaryOp(c->op->getText()), buildExpr(c->expr(0)),
                                         buildExpr(c->expr(1)));
@@ -252,6 +255,12 @@ ExprPtr ASTBuilder::buildExpr(P::ExprContext *ctx) {
                                         buildExpr(c->expr(1)));
   if (auto *c = dynamic_cast<P::CompareExprContext *>(ctx))
     return std::make_unique<BinaryExpr>(range, binaryOp(c->op->getText()), buildExpr(c->expr(0)),
+                                        buildExpr(c->expr(1)));
+  if (auto *c = dynamic_cast<P::AndExprContext *>(ctx))
+    return std::make_unique<BinaryExpr>(range, BinaryOp::And, buildExpr(c->expr(0)),
+                                        buildExpr(c->expr(1)));
+  if (auto *c = dynamic_cast<P::OrExprContext *>(ctx))
+    return std::make_unique<BinaryExpr>(range, BinaryOp::Or, buildExpr(c->expr(0)),
                                         buildExpr(c->expr(1)));
   if (auto *c = dynamic_cast<P::PipeExprContext *>(ctx))
     return std::make_unique<PipeExpr>(range, buildExpr(c->expr(0)), buildExpr(c->expr(1)));

@@ -18,24 +18,34 @@ int precedence(const Expr &e) {
     case BinaryOp::Mul:
     case BinaryOp::Div:
     case BinaryOp::MatMul:
-      return 5;
+      return 7;
     case BinaryOp::Add:
     case BinaryOp::Sub:
+      return 6;
+    case BinaryOp::Eq:
+    case BinaryOp::Ne:
+    case BinaryOp::Lt:
+    case BinaryOp::Le:
+    case BinaryOp::Gt:
+    case BinaryOp::Ge:
+      return 5;
+    case BinaryOp::And:
       return 4;
-    default:
+    case BinaryOp::Or:
       return 3;
     }
   }
   switch (e.kind()) {
   case ExprKind::Neg:
-    return 6;
+  case ExprKind::Not:
+    return 8;
   case ExprKind::Pipe:
     return 2;
   case ExprKind::Arrow:
   case ExprKind::Lambda:
     return 1;
   default:
-    return 7;
+    return 9;
   }
 }
 
@@ -215,6 +225,9 @@ private:
     case ExprKind::Neg:
       os << "Neg";
       break;
+    case ExprKind::Not:
+      os << "Not";
+      break;
     case ExprKind::Binary:
       os << "Binary '" << spelling(static_cast<const BinaryExpr &>(e).op) << "'";
       break;
@@ -278,6 +291,8 @@ private:
       else
         line(depth) << "<open>\n";
     } else if (auto *c = dyn_cast<NegExpr>(&e)) {
+      sub(c->operand);
+    } else if (auto *c = dyn_cast<NotExpr>(&e)) {
       sub(c->operand);
     } else if (auto *c = dyn_cast<BinaryExpr>(&e)) {
       sub(c->lhs);
@@ -367,11 +382,11 @@ std::string toSource(const Expr &e) {
     return "." + selectorText(static_cast<const AccessorExpr &>(e).selector);
   case ExprKind::Member: {
     auto &m = static_cast<const MemberExpr &>(e);
-    return operand(*m.base, 7) + "." + selectorText(m.selector);
+    return operand(*m.base, 9) + "." + selectorText(m.selector);
   }
   case ExprKind::Call: {
     auto &c = static_cast<const CallExpr &>(e);
-    return operand(*c.callee, 7) + "(" +
+    return operand(*c.callee, 9) + "(" +
            joined(c.args,
                   [](const Argument &a) {
                     return (a.name.empty() ? "" : a.name + ": ") + toSource(*a.value);
@@ -380,15 +395,17 @@ std::string toSource(const Expr &e) {
   }
   case ExprKind::Index: {
     auto &i = static_cast<const IndexExpr &>(e);
-    return operand(*i.base, 7) + "[" + toSource(*i.index) + "]";
+    return operand(*i.base, 9) + "[" + toSource(*i.index) + "]";
   }
   case ExprKind::Slice: {
     auto &s = static_cast<const SliceExpr &>(e);
-    return operand(*s.base, 7) + "[" + (s.lo ? toSource(*s.lo) : "") + ":" +
+    return operand(*s.base, 9) + "[" + (s.lo ? toSource(*s.lo) : "") + ":" +
            (s.hi ? toSource(*s.hi) : "") + "]";
   }
   case ExprKind::Neg:
-    return "-" + operand(*static_cast<const NegExpr &>(e).operand, 6);
+    return "-" + operand(*static_cast<const NegExpr &>(e).operand, 8);
+  case ExprKind::Not:
+    return "!" + operand(*static_cast<const NotExpr &>(e).operand, 8);
   case ExprKind::Binary: {
     auto &b = static_cast<const BinaryExpr &>(e);
     int p = precedence(e);

@@ -54,9 +54,12 @@ expr
   | expr '[' lo=expr? ':' hi=expr? ']'                            # sliceExpr
   | expr '[' expr ']'                                             # indexExpr
   | '-' expr                                                      # negExpr
+  | '!' expr                                                      # notExpr
   | expr op=('*' | '/' | '@') expr                                # mulExpr
   | expr op=('+' | '-') expr                                      # addExpr
   | expr op=('==' | '!=' | '<' | '<=' | '>' | '>=') expr          # compareExpr
+  | expr '&&' expr                                                # andExpr
+  | expr '||' expr                                                # orExpr
   | expr '>>' expr                                                # pipeExpr
   | '|' pattern (',' pattern)* '|' expr                           # lambdaExpr
   ;

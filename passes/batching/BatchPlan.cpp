@@ -68,8 +68,26 @@ std::string_view spelling(HostOp op) {
     return ">";
   case HostOp::Ge:
     return ">=";
+  case HostOp::And:
+    return "&&";
+  case HostOp::Or:
+    return "||";
   }
   return "?";
+}
+
+std::string roleText(const BatchPlan &plan, ResultRole role, int metric) {
+  switch (role) {
+  case ResultRole::Value:
+    return "value";
+  case ResultRole::Loss:
+    return "loss";
+  case ResultRole::Output:
+    return "output";
+  case ResultRole::Metric:
+    return "metric " + plan.metrics[size_t(metric)];
+  }
+  return "";
 }
 
 std::string_view listOpName(ListOp op) {

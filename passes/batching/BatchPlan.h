@@ -175,9 +175,12 @@ struct Handle {
 /// Builtins that unfolding computes on lists.
 enum class ListOp { List, Length, Nth, Zip, Ngrams, Reverse, Index, Slice };
 /// Host arithmetic and comparisons.
-enum class HostOp { Add, Sub, Mul, Div, Eq, Ne, Lt, Le, Gt, Ge };
+enum class HostOp { Add, Sub, Mul, Div, Eq, Ne, Lt, Le, Gt, Ge, And, Or };
 std::string_view spelling(HostOp op);
 std::string_view listOpName(ListOp op);
+struct BatchPlan;
+/// A result's role as the plan prints it: `value`, `loss`, `output`, `metric NAME`.
+std::string roleText(const BatchPlan &plan, ResultRole role, int metric);
 
 /// A host value as unfolding computes it.
 struct HostExpr {

@@ -251,6 +251,8 @@ void Lowering::forEachSubexpression(const Expr &e, const std::function<void(cons
       f(*s->hi);
   } else if (auto *n = dyn_cast<NegExpr>(&e))
     f(*n->operand);
+  else if (auto *n = dyn_cast<NotExpr>(&e))
+    f(*n->operand);
   else if (auto *b = dyn_cast<BinaryExpr>(&e)) {
     f(*b->lhs);
     f(*b->rhs);
@@ -431,10 +433,7 @@ void Lowering::markResult(LoweredValue v, ResultRole role, int metric, Context &
     return;
   }
   StepValue value = valueOf(v);
-  static const char *roles[] = {"value", "loss", "metric", "output"};
-  std::string shown = roles[int(role)];
-  if (role == ResultRole::Metric)
-    shown += " " + plan_.metrics[size_t(metric)];
+  std::string shown = roleText(plan_, role, metric);
   UnfoldStep step = makeStep(UnfoldStep::Kind::Role, shown + " " + value.text, {value});
   step.role = role;
   step.metric = metric;

@@ -49,6 +49,15 @@ LoweredValue Lowering::eval(const Expr &e, Context &ctx) {
     }
     return emit(ctx, OpKind::Neg, {x}, type, e.range());
   }
+  case ExprKind::Not: {
+    LoweredValue x = eval(*static_cast<const NotExpr &>(e).operand, ctx);
+    if (x.kind != LoweredValue::Kind::Host) // the type checker allows only host bools
+      return notSupported(e.range(), "'!' of a value that is not a host bool", type);
+    auto no = hostExpr(HostExpr::Kind::Literal, type); // !x on the host is x == false
+    auto negated = hostExpr(HostExpr::Kind::Binary, type, {x.expr, no});
+    negated->hostOp = HostOp::Eq;
+    return LoweredValue::host(toSource(e), type, negated);
+  }
   case ExprKind::Binary:
     return evalBinary(static_cast<const BinaryExpr &>(e), type, ctx);
   case ExprKind::Index:
@@ -175,6 +184,71 @@ std::string Lowering::paramKey(const Expr &e) {
   return "";
 }
 
+/// The host operation of a binary operator on host values (`@` has none).
+static std::optional<HostOp> hostOpOf(BinaryOp op) {
+  switch (op) {
+  case BinaryOp::Add:
+    return HostOp::Add;
+  case BinaryOp::Sub:
+    return HostOp::Sub;
+  case BinaryOp::Mul:
+    return HostOp::Mul;
+  case BinaryOp::Div:
+    return HostOp::Div;
+  case BinaryOp::Eq:
+    return HostOp::Eq;
+  case BinaryOp::Ne:
+    return HostOp::Ne;
+  case BinaryOp::Lt:
+    return HostOp::Lt;
+  case BinaryOp::Le:
+    return HostOp::Le;
+  case BinaryOp::Gt:
+    return HostOp::Gt;
+  case BinaryOp::Ge:
+    return HostOp::Ge;
+  case BinaryOp::And:
+    return HostOp::And;
+  case BinaryOp::Or:
+    return HostOp::Or;
+  case BinaryOp::MatMul:
+    return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+/// The kernel op of a binary operator on tensors (`&&` and `||` have none).
+static std::optional<OpKind> tensorOpOf(BinaryOp op) {
+  switch (op) {
+  case BinaryOp::Add:
+    return OpKind::Add;
+  case BinaryOp::Sub:
+    return OpKind::Sub;
+  case BinaryOp::Mul:
+    return OpKind::Mul;
+  case BinaryOp::Div:
+    return OpKind::Div;
+  case BinaryOp::MatMul:
+    return OpKind::MatMul;
+  case BinaryOp::Eq:
+    return OpKind::Eq;
+  case BinaryOp::Ne:
+    return OpKind::Ne;
+  case BinaryOp::Lt:
+    return OpKind::Lt;
+  case BinaryOp::Le:
+    return OpKind::Le;
+  case BinaryOp::Gt:
+    return OpKind::Gt;
+  case BinaryOp::Ge:
+    return OpKind::Ge;
+  case BinaryOp::And:
+  case BinaryOp::Or:
+    return std::nullopt;
+  }
+  return std::nullopt;
+}
+
 LoweredValue Lowering::evalBinary(const BinaryExpr &b, const TypeRef &type, Context &ctx) {
   // x @ W and x + b of a parameter: the kernels read it in place.
   if (std::string key = paramKey(*b.rhs); !key.empty()) {
@@ -187,17 +261,18 @@ LoweredValue Lowering::evalBinary(const BinaryExpr &b, const TypeRef &type, Cont
   }
   LoweredValue lhs = eval(*b.lhs, ctx), rhs = eval(*b.rhs, ctx);
   if (lhs.kind == LoweredValue::Kind::Host && rhs.kind == LoweredValue::Kind::Host) {
-    static const HostOp hostOps[] = {HostOp::Add, HostOp::Sub, HostOp::Mul, HostOp::Div,
-                                     HostOp::Add, HostOp::Eq,  HostOp::Ne,  HostOp::Lt,
-                                     HostOp::Le,  HostOp::Gt,  HostOp::Ge};
+    std::optional<HostOp> op = hostOpOf(b.op);
+    if (!op)
+      return notSupported(b.range(), std::string("'") + spelling(b.op) + "' of host values", type);
     auto e = hostExpr(HostExpr::Kind::Binary, type, {lhs.expr, rhs.expr});
-    e->hostOp = hostOps[int(b.op)];
+    e->hostOp = *op;
     return LoweredValue::host(toSource(b), type, e);
   }
-  static const OpKind ops[] = {OpKind::Add,    OpKind::Sub, OpKind::Mul, OpKind::Div,
-                               OpKind::MatMul, OpKind::Eq,  OpKind::Ne,  OpKind::Lt,
-                               OpKind::Le,     OpKind::Gt,  OpKind::Ge};
-  return emit(ctx, ops[int(b.op)], {lhs, rhs}, type, b.range());
+  std::optional<OpKind> op = tensorOpOf(b.op);
+  if (!op)
+    return notSupported(b.range(), std::string("'") + spelling(b.op) + "' of computed values",
+                        type);
+  return emit(ctx, *op, {lhs, rhs}, type, b.range());
 }
 
 LoweredValue Lowering::evalIndexOrSlice(const Expr &e, const TypeRef &type, Context &ctx) {

@@ -51,17 +51,7 @@ void printSteps(const std::vector<UnfoldStep> &steps, int depth, std::ostream &o
 }
 
 std::string roleText(const BatchPlan &plan, const KernelResult &r) {
-  switch (r.role) {
-  case ResultRole::Value:
-    return "value";
-  case ResultRole::Loss:
-    return "loss";
-  case ResultRole::Output:
-    return "output";
-  case ResultRole::Metric:
-    return "metric " + plan.metrics[size_t(r.metric)];
-  }
-  return "";
+  return roleText(plan, r.role, r.metric);
 }
 
 void printKernel(const BatchPlan &plan, const KernelPlan &k, std::ostream &out) {

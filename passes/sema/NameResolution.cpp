@@ -259,6 +259,9 @@ private:
     case ExprKind::Neg:
       resolveExpr(*static_cast<const NegExpr &>(expr).operand);
       return;
+    case ExprKind::Not:
+      resolveExpr(*static_cast<const NotExpr &>(expr).operand);
+      return;
     case ExprKind::Binary: {
       auto &e = static_cast<const BinaryExpr &>(expr);
       resolveExpr(*e.lhs);

@@ -67,6 +67,8 @@ TypeRef TypeChecker::checkUncached(const Expr &expr) {
     return checkSlice(static_cast<const SliceExpr &>(expr));
   case ExprKind::Neg:
     return checkNeg(static_cast<const NegExpr &>(expr));
+  case ExprKind::Not:
+    return checkNot(static_cast<const NotExpr &>(expr));
   case ExprKind::Binary:
     return checkBinary(static_cast<const BinaryExpr &>(expr));
   case ExprKind::Pipe:
@@ -542,13 +544,29 @@ TypeRef TypeChecker::checkNeg(const NegExpr &neg) {
   return types::errorType();
 }
 
+/// `!b`: a bool of the host (a condition of unfolding).
+TypeRef TypeChecker::checkNot(const NotExpr &notExpr) {
+  TypeRef t = check(*notExpr.operand);
+  if (t->isError() || t->kind == TypeKind::Bool)
+    return t;
+  diag_.error(notExpr.range()) << "'!' needs a bool, found " << toString(t);
+  return types::errorType();
+}
+
 TypeRef TypeChecker::checkBinary(const BinaryExpr &binary) {
   TypeRef lhs = check(*binary.lhs);
   TypeRef rhs = check(*binary.rhs);
   if (anyError({lhs, rhs}))
     return types::errorType();
   BinaryOp op = binary.op;
-  bool comparison = op >= BinaryOp::Eq;
+  if (isLogical(op)) { // `&&`, `||`: bools of the host
+    if (lhs->kind == TypeKind::Bool && rhs->kind == TypeKind::Bool)
+      return types::boolType();
+    diag_.error(binary.range()) << "operator '" << spelling(op) << "' needs two bools, found "
+                                << toString(lhs) << " and " << toString(rhs);
+    return types::errorType();
+  }
+  bool comparison = isComparison(op);
   auto mismatch = [&]() {
     diag_.error(binary.range()) << "operator '" << spelling(op) << "' cannot combine "
                                 << toString(lhs) << " and " << toString(rhs);

@@ -66,6 +66,7 @@ private:
   TypeRef checkIndex(const IndexExpr &index);
   TypeRef checkSlice(const SliceExpr &slice);
   TypeRef checkNeg(const NegExpr &neg);
+  TypeRef checkNot(const NotExpr &notExpr);
   TypeRef checkBinary(const BinaryExpr &binary);
   TypeRef checkPipe(const PipeExpr &pipe);
   TypeRef checkList(const ListExpr &list);
