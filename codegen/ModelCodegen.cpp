@@ -77,8 +77,8 @@ private:
     h_.line("public:");
     h_.line("Model();");
     h_.line("/// Records one example's instances, losses and metrics; gives its output.");
-    h_.line("Output unfold(const Example &" + names_.local(model, model.params[0]) +
-            ", foldc::rt::BatchGraph &graph) const;");
+    h_.line(resultType(model, "Output") + " unfold(const Example &" +
+            names_.local(model, model.params[0]) + ", foldc::rt::BatchGraph &graph) const;");
     h_.line("/// The output of an example after a forward pass, as JSON.");
     h_.line("nlohmann::json outputJson(const foldc::rt::Executor &executor, const Output &output) "
             "const;");
@@ -102,9 +102,17 @@ private:
     std::string params;
     for (int p : fn.params) // a def need not read every parameter
       params += kUnused + paramType(fn.locals[size_t(p)].type) + names_.local(fn, p) + ", ";
-    return valueType(fn.result) + " " + qualifier + names_.function(fn) + "(" + params +
-           "foldc::rt::BatchGraph &graph) const";
+    return resultType(fn, valueType(fn.result)) + " " + qualifier + names_.function(fn) + "(" +
+           params + "foldc::rt::BatchGraph &graph) const";
   }
+
+  /// What a function gives: `result`, or a coroutine giving it when the
+  /// function's unfolding waits on computed values.
+  static std::string resultType(const FunctionPlan &fn, const std::string &result) {
+    return fn.suspends ? "foldc::rt::Task<" + result + ">" : result;
+  }
+  /// `return` or, in a coroutine, `co_return`.
+  std::string returnKeyword() const { return fn_->suspends ? "co_return " : "return "; }
 
   // ------------------------------------------------------------ output
   void defineOutputJson() {
@@ -144,13 +152,13 @@ private:
   void defineFunction(const FunctionPlan &f) {
     fn_ = &f;
     if (f.isModel) {
-      auto body =
-          s_.scope("Model::Output Model::unfold([[maybe_unused]] const Example &" +
-                   names_.local(f, f.params[0]) + ", foldc::rt::BatchGraph &graph) const {");
+      auto body = s_.scope(
+          resultType(f, "Model::Output") + " Model::unfold([[maybe_unused]] const Example &" +
+          names_.local(f, f.params[0]) + ", foldc::rt::BatchGraph &graph) const {");
       s_.line("Output output{};");
       s_.line("(void)graph; // unused when the model computes on host values only");
       emitSteps(f.steps);
-      s_.line("return output;");
+      s_.line(returnKeyword() + "output;");
     } else {
       auto body = s_.scope(signature(f, "Model::") + " {");
       s_.line("(void)graph;");
@@ -176,10 +184,14 @@ private:
       std::string args;
       for (const StepValue &v : s.values)
         args += valueCpp(v) + ", ";
+      const FunctionPlan &callee = plan_.functions[size_t(s.function)];
       s_.line(kUnused + "const auto " + local(s.target) + " = " +
-              names_.function(plan_.functions[size_t(s.function)]) + "(" + args + "graph);");
+              (callee.suspends ? "co_await " : "") + names_.function(callee) + "(" + args +
+              "graph);");
       return;
     }
+    case UnfoldStep::Kind::Read:
+      return read(s);
     case UnfoldStep::Kind::Combinator:
       return combinator(s);
     case UnfoldStep::Kind::Structural:
@@ -200,7 +212,7 @@ private:
       s_.line(local(s.target) + " = " + valueCpp(s.values[0]) + ";");
       return;
     case UnfoldStep::Kind::Return:
-      s_.line("return " + valueCpp(s.values[0]) + ";");
+      s_.line(returnKeyword() + valueCpp(s.values[0]) + ";");
       return;
     case UnfoldStep::Kind::Role:
       return role(s.role, s.metric, valueCpp(s.values[0]));
@@ -403,7 +415,72 @@ private:
     }
     case CombinatorKind::Reduce:
       return reduce(s);
+    case CombinatorKind::Loop:
+      return loop(s);
+    case CombinatorKind::Beam:
+      return beam(s);
     }
+  }
+
+  /// Waits until the executor has computed a scalar, then reads it.
+  void read(const UnfoldStep &s) {
+    std::string ref = valueCpp(s.values[0]);
+    s_.line("co_await foldc::rt::untilComputed(graph, " + ref + ");");
+    bool integral = s.type->kind == TypeKind::Int;
+    s_.line(kUnused + "const " + valueType(s.type) + " " + local(s.target) + " = foldc::rt::" +
+            (integral ? "computedInt" : "computedFloat") + "(graph, " + ref + ");");
+  }
+
+  /// loop(step, init, max): the step's (go on, output, state) until it says
+  /// stop or max iterations ran.
+  void loop(const UnfoldStep &s) {
+    auto t = [&](const char *what) { return temp(s.target, what); };
+    const TypeRef &outputs = s.type->elements[0], &state = s.type->elements[1];
+    s_.line(valueType(outputs) + " " + t("ys") + ";");
+    s_.line(valueType(state) + " " + t("state") + " = " + valueCpp(s.values[0]) + ";");
+    {
+      auto iterations =
+          s_.scope("for (int64_t " + t("n") + " = 0, " + t("max") + " = " + valueCpp(s.values[1]) +
+                   "; " + t("n") + " < " + t("max") + "; ++" + t("n") + ") {");
+      s_.line(kUnused + "const auto " + local(s.loopLocals[0]) + " = " + t("state") + ";");
+      std::string each = body(s);
+      s_.line("const auto " + t("step") + " = " + each + ";");
+      s_.line("if (!std::get<0>(" + t("step") + ")) break;");
+      s_.line(t("ys") + ".push_back(std::get<1>(" + t("step") + "));");
+      s_.line(t("state") + " = std::get<2>(" + t("step") + ");");
+    }
+    s_.line(kUnused + "const " + valueType(s.type) + " " + local(s.target) + "{" + t("ys") + ", " +
+            t("state") + "};");
+  }
+
+  /// beam(step, init, start, end, width, max): each round the step runs for
+  /// every live hypothesis; their scores are waited for together.
+  void beam(const UnfoldStep &s) {
+    auto t = [&](const char *what) { return temp(s.target, what); };
+    std::string state = valueType(s.values[0].type);
+    s_.line("foldc::rt::BeamSearch<" + state + "> " + t("beam") + "(" +
+            commaSeparated(s.values, [&](const StepValue &v) { return valueCpp(v); }) + ");");
+    {
+      auto rounds = s_.scope("while (" + t("beam") + ".searching()) {");
+      s_.line("std::vector<foldc::rt::ValueRef> " + t("scores") + ";");
+      s_.line("std::vector<" + state + "> " + t("next") + ";");
+      {
+        auto hypotheses = s_.scope("for (size_t " + t("k") + " = 0; " + t("k") + " < " + t("beam") +
+                                   ".size(); ++" + t("k") + ") {");
+        s_.line(kUnused + "const auto " + local(s.loopLocals[0]) + " = " + t("beam") + ".state(" +
+                t("k") + ");");
+        s_.line(kUnused + "const int64_t " + local(s.loopLocals[1]) + " = " + t("beam") +
+                ".token(" + t("k") + ");");
+        std::string each = body(s);
+        s_.line("const auto " + t("step") + " = " + each + ";");
+        s_.line(t("scores") + ".push_back(std::get<0>(" + t("step") + "));");
+        s_.line(t("next") + ".push_back(std::get<1>(" + t("step") + "));");
+      }
+      s_.line("co_await foldc::rt::untilAllComputed(graph);");
+      s_.line(t("beam") + ".advance(graph, " + t("scores") + ", std::move(" + t("next") + "));");
+    }
+    s_.line(kUnused + "const " + valueType(s.type) + " " + local(s.target) + " = " + t("beam") +
+            ".best();");
   }
 
   /// Fold's Reduce: neighbours paired level by level, an odd last element

@@ -145,3 +145,35 @@ size_t helperKernelCount(SequenceKind kind) {
 }
 
 } // namespace foldc
+
+namespace foldc {
+
+static bool waits(const UnfoldStep &step, const BatchPlan &plan) {
+  if (step.kind == UnfoldStep::Kind::Read ||
+      (step.kind == UnfoldStep::Kind::Combinator && step.combinator == CombinatorKind::Beam))
+    return true;
+  if (step.kind == UnfoldStep::Kind::Call && plan.functions[size_t(step.function)].suspends)
+    return true;
+  for (const UnfoldStep &child : step.children)
+    if (waits(child, plan))
+      return true;
+  return false;
+}
+
+void markSuspendingFunctions(BatchPlan &plan) {
+  // A fixpoint over the call graph: a caller of a waiting function waits.
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (FunctionPlan &f : plan.functions) {
+      if (f.suspends)
+        continue;
+      for (const UnfoldStep &s : f.steps)
+        if (waits(s, plan)) {
+          f.suspends = changed = true;
+          break;
+        }
+    }
+  }
+}
+
+} // namespace foldc

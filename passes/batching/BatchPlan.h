@@ -221,7 +221,8 @@ struct StepValue {
   std::string text; ///< for people
 };
 
-enum class CombinatorKind { Map, ZipWith, Fold, Rnn, Reduce };
+/// Loop and Beam decide on computed values: their unfolding waits for them.
+enum class CombinatorKind { Map, ZipWith, Fold, Rnn, Reduce, Loop, Beam };
 enum class SequenceKind { Sum, Mean, Max, Min, Softmax };
 /// The builtin's name: `sum`, ..., `softmax`.
 std::string_view sequenceKindName(SequenceKind kind);
@@ -244,6 +245,8 @@ struct UnfoldStep {
     Assign,     ///< target = values[0] (an arm's value)
     Return,     ///< values[0]
     Role,       ///< values[0] is a loss, the output or metric `metric`
+    Read,       ///< target = the host number computed scalar values[0] holds:
+                ///< unfolding waits until the executor has computed it
   };
   enum class ArmKind { Variant, Some, None, Default, Then, Else };
 
@@ -255,8 +258,10 @@ struct UnfoldStep {
   int kernel = -1;   ///< Instance
   int function = -1; ///< Call: index in BatchPlan::functions
   CombinatorKind combinator = CombinatorKind::Map;
-  std::vector<int>
-      loopLocals; ///< Combinator: map x; zip_with x, y; fold state, x; rnn x, state; reduce a, b
+  /// Combinator: map x; zip_with x, y; fold state, x; rnn x, state; reduce
+  /// a, b; loop state; beam state, token. Values: loop [init, max]; beam
+  /// [init, start, end, width, max]; the others their list arguments.
+  std::vector<int> loopLocals;
   SequenceKind sequence = SequenceKind::Sum;
   /// Sequence: the kernels its loops instantiate: sum [add, zeros]; max, min
   /// [maximum or minimum, zeros]; mean [add, zeros, divide by n]; softmax
@@ -281,7 +286,13 @@ struct FunctionPlan {
   TypeRef result;          ///< defs
   std::vector<PlanLocal> locals;
   std::vector<UnfoldStep> steps;
+  /// Its unfolding waits on computed values (a Read, a loop, a beam, or a
+  /// call of such a function): a coroutine, run interleaved with execution.
+  bool suspends = false;
 };
+
+/// Marks every function whose unfolding waits on computed values.
+void markSuspendingFunctions(BatchPlan &plan);
 
 struct BatchPlan {
   std::string fileName;  ///< the .fold file

@@ -48,6 +48,7 @@ BatchPlan Lowering::run() {
   if (model)
     checkModel(*model);
   mergeIdenticalKernels();
+  markSuspendingFunctions(plan_);
   return std::move(plan_);
 }
 

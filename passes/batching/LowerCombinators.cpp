@@ -91,6 +91,12 @@ LoweredValue Lowering::builtin(Builtin builtin, std::vector<LoweredValue> args, 
     return loop(CombinatorKind::Rnn, builtin, args, type, site, ctx);
   case Builtin::Reduce:
     return loop(CombinatorKind::Reduce, builtin, args, type, site, ctx);
+  case Builtin::Item:
+    return readScalar(args[0], toSource(site), ctx, site.range());
+  case Builtin::Loop:
+    return loop(CombinatorKind::Loop, builtin, args, type, site, ctx);
+  case Builtin::Beam:
+    return loop(CombinatorKind::Beam, builtin, args, type, site, ctx);
   }
   return LoweredValue::none(type);
 }
@@ -195,6 +201,24 @@ LoweredValue Lowering::listOperation(ListOp op, Builtin builtin, std::vector<Low
   return LoweredValue::host(std::string(builtinInfo(builtin).name) + "(" + shown + ")", type, call);
 }
 
+std::string Lowering::commaSeparatedTexts(const std::vector<StepValue> &values) {
+  std::string out;
+  for (const StepValue &v : values)
+    out += (out.empty() ? "" : ", ") + v.text;
+  return out;
+}
+
+TypeRef Lowering::stepResultType(const BlockValue &block) const {
+  switch (block.kind) {
+  case BlockValue::Kind::Def:
+    return program_.signatures.at(block.def)->result;
+  case BlockValue::Kind::Lambda:
+    return program_.typeOf(*block.lambda->body);
+  default:
+    return types::errorType();
+  }
+}
+
 LoweredValue Lowering::loop(CombinatorKind combinator, Builtin builtin,
                             std::vector<LoweredValue> args, const TypeRef &type, const Expr &site,
                             Context &ctx) {
@@ -211,7 +235,10 @@ LoweredValue Lowering::loop(CombinatorKind combinator, Builtin builtin,
   std::string how = combinator == CombinatorKind::Fold || combinator == CombinatorKind::Rnn
                         ? "sequential: depth n"
                     : combinator == CombinatorKind::Reduce ? "balanced: depth ceil(log2 n)"
-                                                           : "one instance per element";
+                    : combinator == CombinatorKind::Loop   ? "until the step says stop, at most max"
+                    : combinator == CombinatorKind::Beam
+                        ? "width hypotheses a step, waits for their scores"
+                        : "one instance per element";
   loop.target = newLocal(PlanLocal::Kind::StepResult, type);
   std::string id = shown(loop.target);
   loop.type = type;
@@ -219,9 +246,11 @@ LoweredValue Lowering::loop(CombinatorKind combinator, Builtin builtin,
   for (size_t i = 1; i < args.size(); ++i)
     loop.values.push_back(valueOf(args[i]));
   std::string over = loop.values.back().text;
-  if (loop.combinator == CombinatorKind::ZipWith)
+  if (combinator == CombinatorKind::Loop || combinator == CombinatorKind::Beam)
+    over = "[" + commaSeparatedTexts(loop.values) + "]";
+  else if (loop.combinator == CombinatorKind::ZipWith)
     over = loop.values[0].text + ", " + over;
-  if (loop.values.size() == 2 && loop.combinator != CombinatorKind::ZipWith)
+  else if (loop.values.size() == 2)
     over += " from " + loop.values[0].text;
   loop.text = id + " = " + name + " over " + over + " (" + how + ")";
   Context body(ctx.name + "." + name + std::to_string(loops_++), &loop.children);
@@ -247,6 +276,12 @@ LoweredValue Lowering::loop(CombinatorKind combinator, Builtin builtin,
   case CombinatorKind::Reduce:
     blockArgs = {arg("a", elementOf(args.back())), arg("b", elementOf(args.back()))};
     break;
+  case CombinatorKind::Loop:
+    blockArgs = {arg("state", args[1].type)};
+    break;
+  case CombinatorKind::Beam:
+    blockArgs = {arg("state", args[1].type), arg("token", types::intType())};
+    break;
   }
   // What one application gives out is a result of its kernels.
   TypeRef each = type;
@@ -254,7 +289,18 @@ LoweredValue Lowering::loop(CombinatorKind combinator, Builtin builtin,
     each = type->element0();
   else if (loop.combinator == CombinatorKind::Rnn)
     each = types::tuple({type->elements[0]->element0(), type->elements[1]});
+  else if (loop.combinator == CombinatorKind::Loop || loop.combinator == CombinatorKind::Beam)
+    each = stepResultType(*args[0].block);
+  if (each->isError())
+    return notSupported(site.range(), "a step of '" + name + "' that is not a def or a lambda",
+                        type);
   LoweredValue result = apply(args[0].block, blockArgs, each, site, body);
+  if (loop.combinator == CombinatorKind::Loop && result.kind == LoweredValue::Kind::Tuple) {
+    // A computed go-on flag is read inside the body, every iteration.
+    result.elements[0] =
+        asCondition(result.elements[0], "the step's go-on flag", body, site.range());
+    result = tuple(std::move(result.elements));
+  }
   if (result.kind != LoweredValue::Kind::None) {
     StepValue yielded = valueOf(result);
     finish(body);

@@ -50,9 +50,10 @@ LoweredValue Lowering::eval(const Expr &e, Context &ctx) {
     return emit(ctx, OpKind::Neg, {x}, type, e.range());
   }
   case ExprKind::Not: {
-    LoweredValue x = eval(*static_cast<const NotExpr &>(e).operand, ctx);
-    if (x.kind != LoweredValue::Kind::Host) // the type checker allows only host bools
-      return notSupported(e.range(), "'!' of a value that is not a host bool", type);
+    const Expr &operand = *static_cast<const NotExpr &>(e).operand;
+    LoweredValue x = asCondition(eval(operand, ctx), toSource(operand), ctx, operand.range());
+    if (x.kind != LoweredValue::Kind::Host)
+      return LoweredValue::none(type);
     auto no = hostExpr(HostExpr::Kind::Literal, type); // !x on the host is x == false
     auto negated = hostExpr(HostExpr::Kind::Binary, type, {x.expr, no});
     negated->hostOp = HostOp::Eq;
@@ -260,6 +261,10 @@ LoweredValue Lowering::evalBinary(const BinaryExpr &b, const TypeRef &type, Cont
       return emitWithParam(ctx, OpKind::BiasAdd, {eval(*b.lhs, ctx)}, type, b.range(), key);
   }
   LoweredValue lhs = eval(*b.lhs, ctx), rhs = eval(*b.rhs, ctx);
+  if (isLogical(b.op)) { // computed scalars are read: `&&` and `||` decide on the host
+    lhs = asCondition(lhs, toSource(*b.lhs), ctx, b.lhs->range());
+    rhs = asCondition(rhs, toSource(*b.rhs), ctx, b.rhs->range());
+  }
   if (lhs.kind == LoweredValue::Kind::Host && rhs.kind == LoweredValue::Kind::Host) {
     std::optional<HostOp> op = hostOpOf(b.op);
     if (!op)
@@ -514,7 +519,7 @@ LoweredValue Lowering::evalMatch(const MatchExpr &m, const TypeRef &type, Contex
 }
 
 LoweredValue Lowering::evalIf(const IfExpr &e, const TypeRef &type, Context &ctx) {
-  LoweredValue cond = eval(*e.cond, ctx);
+  LoweredValue cond = asCondition(eval(*e.cond, ctx), toSource(*e.cond), ctx, e.cond->range());
   if (cond.kind != LoweredValue::Kind::Host)
     return LoweredValue::none(type);
   UnfoldStep s = makeStep(UnfoldStep::Kind::If, "if " + toSource(*e.cond), {valueOf(cond)});
@@ -530,6 +535,34 @@ LoweredValue Lowering::evalIf(const IfExpr &e, const TypeRef &type, Context &ctx
       lowerBranch(std::move(otherwise), ctx.name + ".else", *e.elseExpr, s.target));
   ctx.steps->push_back(std::move(s));
   return branchResult(ctx.steps->back().target, type);
+}
+
+LoweredValue Lowering::readScalar(const LoweredValue &v, const std::string &text, Context &ctx,
+                                  SourceRange at) {
+  if (!v.isTensorLike() || !v.type->isScalarTensor())
+    return LoweredValue::none(v.type);
+  TypeRef type = v.type->element == ElementType::I32 ? types::intType() : types::floatType();
+  UnfoldStep read = makeStep(UnfoldStep::Kind::Read, "", {valueOf(v)});
+  read.range = at;
+  read.target = newLocal(PlanLocal::Kind::StepResult, type);
+  read.type = type;
+  read.text = shown(read.target) + " = read " + read.values[0].text + " (" + text +
+              "; waits until it is computed)";
+  ctx.steps->push_back(std::move(read));
+  return fromHandle({ctx.steps->back().target, {}}, shown(ctx.steps->back().target), type, 0);
+}
+
+LoweredValue Lowering::asCondition(const LoweredValue &v, const std::string &text, Context &ctx,
+                                   SourceRange at) {
+  if (!v.isTensorLike())
+    return v;
+  LoweredValue number = readScalar(v, text, ctx, at);
+  if (number.kind != LoweredValue::Kind::Host)
+    return number;
+  auto zero = hostExpr(HostExpr::Kind::Literal, number.type);
+  auto test = hostExpr(HostExpr::Kind::Binary, types::boolType(), {number.expr, zero});
+  test->hostOp = HostOp::Ne;
+  return LoweredValue::host(text + " != 0", types::boolType(), test);
 }
 
 } // namespace foldc::lowering

@@ -260,7 +260,11 @@ private:
   /// host vector there too.
   static std::vector<HostExprRef> hostOperands(const std::vector<LoweredValue> &args);
 
-  /// map, zip_with, fold, rnn, reduce: an unfolding loop over the block's body.
+  /// The result type of a def or lambda given to loop or beam (errorType for other blocks).
+  TypeRef stepResultType(const BlockValue &block) const;
+  static std::string commaSeparatedTexts(const std::vector<StepValue> &values);
+
+  /// map, zip_with, fold, rnn, reduce, loop, beam: an unfolding loop over the block's body.
   LoweredValue loop(CombinatorKind combinator, Builtin builtin, std::vector<LoweredValue> args,
                     const TypeRef &type, const Expr &site, Context &ctx);
 
@@ -276,6 +280,15 @@ private:
   LoweredValue evalMatch(const MatchExpr &m, const TypeRef &type, Context &ctx);
 
   LoweredValue evalIf(const IfExpr &e, const TypeRef &type, Context &ctx);
+
+  // ------------------------------------------------------------ decisions
+  /// A computed scalar read as a host number (`int` for i32, `float` for
+  /// f32) by a Read step, where unfolding waits for the executor.
+  LoweredValue readScalar(const LoweredValue &v, const std::string &text, Context &ctx,
+                          SourceRange at);
+  /// A condition as a host bool: a computed scalar is read and tested for != 0.
+  LoweredValue asCondition(const LoweredValue &v, const std::string &text, Context &ctx,
+                           SourceRange at);
 
   const TypedProgram &program_;
   DiagnosticEngine &diag_;

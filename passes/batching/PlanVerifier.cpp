@@ -262,7 +262,8 @@ private:
         failStep(s, "calls a function with the wrong number of arguments");
       break;
     case UnfoldStep::Kind::Combinator: {
-      size_t expected = s.combinator == CombinatorKind::Map ? 1 : 2;
+      size_t expected =
+          s.combinator == CombinatorKind::Map || s.combinator == CombinatorKind::Loop ? 1 : 2;
       if (s.loopLocals.size() != expected || s.children.empty() ||
           s.children.back().kind != UnfoldStep::Kind::Yield)
         failStep(s, "is a loop without its element locals or a yielded value");
@@ -293,6 +294,11 @@ private:
           failStep(arm, "is an arm of no variant");
         steps(arm.children, inner);
       }
+      break;
+    case UnfoldStep::Kind::Read:
+      if (s.values.size() != 1 || !s.values[0].type || !s.values[0].type->isScalarTensor() ||
+          !s.type || !s.type->isHostNumber())
+        failStep(s, "reads something other than a computed scalar into a host number");
       break;
     case UnfoldStep::Kind::Role:
       if (s.role == ResultRole::Metric &&

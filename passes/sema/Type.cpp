@@ -116,6 +116,8 @@ static bool sameTypes(const std::vector<TypeRef> &a, const std::vector<TypeRef> 
   return true;
 }
 
+bool isCondition(const TypeRef &t) { return t->kind == TypeKind::Bool || t->isScalarTensor(); }
+
 bool sameType(const TypeRef &a, const TypeRef &b) {
   if (a == b)
     return true;

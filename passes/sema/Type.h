@@ -72,6 +72,9 @@ TypeRef opaqueBlock(std::shared_ptr<const BlockValue> value);
 
 /// Structural equality (a variant of a union is not the union).
 bool sameType(const TypeRef &a, const TypeRef &b);
+/// What a condition may be: a host bool, or a computed scalar (f32 or i32),
+/// which unfolding reads (waiting for it to be computed) and tests for != 0.
+bool isCondition(const TypeRef &t);
 /// The language's own syntax: `f32[150]`, `(Tree) -> f32[5]`, `[int]`, `Tree.Leaf`.
 std::string toString(const TypeRef &type);
 /// True when `type` contains a tensor anywhere (tuples, lists, optionals).

@@ -97,6 +97,12 @@ TypeRef TypeChecker::checkBuiltinCall(Builtin builtin, std::vector<Arg> args, So
     return listElement(args[0], "'reverse'") ? args[0].type : types::errorType();
   case Builtin::Nth:
     return checkNth(args);
+  case Builtin::Item:
+    return checkItem(args[0]);
+  case Builtin::Loop:
+    return checkLoop(args);
+  case Builtin::Beam:
+    return checkBeam(args);
   case Builtin::Ngrams:
     return checkNgrams(args);
   case Builtin::Zip: {
@@ -307,6 +313,8 @@ bool TypeChecker::isPartialApplication(Builtin combinator, const std::vector<Arg
   // reduce(f, x) is a full call when x is a list, a partial reduce(f, default) otherwise.
   if (combinator == Builtin::Reduce)
     return args.size() == 2 && args[1].type->kind != TypeKind::List;
+  if (combinator == Builtin::Item || combinator == Builtin::Loop || combinator == Builtin::Beam)
+    return false;
   return args.size() + 1 == size_t(builtinInfo(combinator).maxArgs);
 }
 
@@ -334,6 +342,78 @@ TypeRef TypeChecker::checkNth(const std::vector<Arg> &args) {
     return types::errorType();
   }
   return x ? *x : types::errorType();
+}
+
+TypeRef TypeChecker::checkItem(const Arg &arg) {
+  if (!arg.type->isScalarTensor()) {
+    diag_.error(arg.range) << "'item' reads a computed scalar (f32 or i32), found "
+                           << toString(arg.type);
+    return types::errorType();
+  }
+  return arg.type->element == ElementType::I32 ? types::intType() : types::floatType();
+}
+
+bool TypeChecker::expectHostInt(const Arg &arg, const std::string &what) {
+  if (arg.type->kind == TypeKind::Int)
+    return true;
+  if (arg.type->isTensor())
+    structuralError(arg.range, what, arg.type);
+  else
+    diag_.error(arg.range) << what << ": expected int, found " << toString(arg.type);
+  return false;
+}
+
+TypeRef TypeChecker::checkLoop(std::vector<Arg> &args) {
+  if (args[0].type->kind != TypeKind::Block) {
+    diag_.error(args[0].range) << "'loop' expected a block, found " << toString(args[0].type);
+    return types::errorType();
+  }
+  if (!expectHostInt(args[2], "the bound of 'loop' (its most iterations)"))
+    return types::errorType();
+  TypeRef state = args[1].type;
+  TypeRef out = apply(args[0].type, {Arg{state, nullptr, args[0].range}}, args[0].range);
+  if (out->isError())
+    return out;
+  if (out->kind != TypeKind::Tuple || out->elements.size() != 3 || !isCondition(out->elements[0]) ||
+      !sameType(out->elements[2], state)) {
+    diag_.error(args[0].range) << "the step of 'loop' must return (go on, output, state) with a "
+                               << "bool or computed scalar first and the state " << toString(state)
+                               << " last, found " << toString(out);
+    return types::errorType();
+  }
+  return types::tuple({types::list(out->elements[1]), state});
+}
+
+TypeRef TypeChecker::checkBeam(std::vector<Arg> &args) {
+  if (args[0].type->kind != TypeKind::Block) {
+    diag_.error(args[0].range) << "'beam' expected a block, found " << toString(args[0].type);
+    return types::errorType();
+  }
+  const char *roles[] = {"",
+                         "",
+                         "the start token of 'beam'",
+                         "the end token of 'beam'",
+                         "the width of 'beam'",
+                         "the bound of 'beam' (its most steps)"};
+  for (size_t i = 2; i < args.size(); ++i)
+    if (!expectHostInt(args[i], roles[i]))
+      return types::errorType();
+  TypeRef state = args[1].type;
+  TypeRef out =
+      apply(args[0].type,
+            {Arg{state, nullptr, args[0].range}, Arg{types::intType(), nullptr, args[0].range}},
+            args[0].range);
+  if (out->isError())
+    return out;
+  if (out->kind != TypeKind::Tuple || out->elements.size() != 2 || !out->elements[0]->isTensor() ||
+      out->elements[0]->element != ElementType::F32 || out->elements[0]->shape.size() != 1 ||
+      !sameType(out->elements[1], state)) {
+    diag_.error(args[0].range) << "the step of 'beam' must return (log-probabilities f32[V], "
+                               << "state) with the state " << toString(state) << ", found "
+                               << toString(out);
+    return types::errorType();
+  }
+  return types::list(types::intType());
 }
 
 TypeRef TypeChecker::checkNgrams(const std::vector<Arg> &args) {

@@ -17,6 +17,11 @@ bool anyError(std::initializer_list<TypeRef> types) {
   return false;
 }
 
+/// Host values `==` compares besides numbers: bools and strings.
+bool isEquatableScalar(const TypeRef &t) {
+  return t->kind == TypeKind::Bool || t->kind == TypeKind::String;
+}
+
 std::string plural(size_t n, const char *word) {
   return std::to_string(n) + " " + word + (n == 1 ? "" : "s");
 }
@@ -544,12 +549,14 @@ TypeRef TypeChecker::checkNeg(const NegExpr &neg) {
   return types::errorType();
 }
 
-/// `!b`: a bool of the host (a condition of unfolding).
+/// `!b`: a condition of unfolding (a host bool or a computed scalar, read).
 TypeRef TypeChecker::checkNot(const NotExpr &notExpr) {
   TypeRef t = check(*notExpr.operand);
-  if (t->isError() || t->kind == TypeKind::Bool)
+  if (t->isError())
     return t;
-  diag_.error(notExpr.range()) << "'!' needs a bool, found " << toString(t);
+  if (isCondition(t))
+    return types::boolType();
+  diag_.error(notExpr.range()) << "'!' needs a bool or a computed scalar, found " << toString(t);
   return types::errorType();
 }
 
@@ -559,11 +566,12 @@ TypeRef TypeChecker::checkBinary(const BinaryExpr &binary) {
   if (anyError({lhs, rhs}))
     return types::errorType();
   BinaryOp op = binary.op;
-  if (isLogical(op)) { // `&&`, `||`: bools of the host
-    if (lhs->kind == TypeKind::Bool && rhs->kind == TypeKind::Bool)
+  if (isLogical(op)) { // `&&`, `||`: conditions of unfolding
+    if (isCondition(lhs) && isCondition(rhs))
       return types::boolType();
-    diag_.error(binary.range()) << "operator '" << spelling(op) << "' needs two bools, found "
-                                << toString(lhs) << " and " << toString(rhs);
+    diag_.error(binary.range()) << "operator '" << spelling(op)
+                                << "' needs two bools or computed scalars, found " << toString(lhs)
+                                << " and " << toString(rhs);
     return types::errorType();
   }
   bool comparison = isComparison(op);
@@ -580,8 +588,10 @@ TypeRef TypeChecker::checkBinary(const BinaryExpr &binary) {
       return isFloat ? types::floatType() : types::intType();
     }
     if ((op == BinaryOp::Eq || op == BinaryOp::Ne) && sameType(lhs, rhs) &&
-        (lhs->kind == TypeKind::Bool || lhs->kind == TypeKind::String))
-      return types::boolType();
+        (isEquatableScalar(lhs) ||
+         (lhs->kind == TypeKind::List &&
+          (isEquatableScalar(lhs->element0()) || lhs->element0()->isHostNumber()))))
+      return types::boolType(); // lists too: decoded tokens against the target (exact match)
     return mismatch();
   }
   // Tensor arithmetic: lift a host number to a scalar of the other side's element type.
@@ -756,13 +766,11 @@ TypeRef TypeChecker::checkMatch(const MatchExpr &match) {
 
 TypeRef TypeChecker::checkIf(const IfExpr &ifExpr) {
   TypeRef cond = check(*ifExpr.cond);
-  if (cond->isTensor()) {
-    structuralError(ifExpr.cond->range(), "the condition of 'if'", cond);
-    return types::errorType();
-  }
-  if (!cond->isError() && cond->kind != TypeKind::Bool) {
+  if (!cond->isError() && !isCondition(cond)) {
     diag_.error(ifExpr.cond->range())
-        << "the condition of 'if' is a bool, found " << toString(cond);
+        << "the condition of 'if' is a bool or a computed scalar (f32 or i32, read when the "
+           "example is unfolded and tested for != 0), found "
+        << toString(cond);
     return types::errorType();
   }
   TypeRef thenType = check(*ifExpr.thenExpr);

@@ -117,6 +117,14 @@ private:
   bool isPartialApplication(Builtin combinator, const std::vector<Arg> &args) const;
   TypeRef partialApplication(Builtin combinator, const std::vector<Arg> &args);
   TypeRef checkNth(const std::vector<Arg> &args);
+  /// item(x): a computed scalar read as a host number.
+  TypeRef checkItem(const Arg &arg);
+  /// loop(step, init, max): step: S -> (go, Y, S); gives ([Y], S).
+  TypeRef checkLoop(std::vector<Arg> &args);
+  /// beam(step, init, start, end, width, max): step: (S, int) -> (f32[V], S); gives [int].
+  TypeRef checkBeam(std::vector<Arg> &args);
+  /// A host int argument of a decision builtin (a bound, a width, a token).
+  bool expectHostInt(const Arg &arg, const std::string &what);
   TypeRef checkNgrams(const std::vector<Arg> &args);
   TypeRef checkBlockCombinator(Builtin combinator, std::vector<Arg> &args);
   std::optional<TypeRef> asTensor(const Arg &arg, const char *what, bool requireFloat = true);

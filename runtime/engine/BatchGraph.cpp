@@ -1,6 +1,8 @@
 // Recording instances during unfolding.
 #include "runtime/engine/BatchGraph.h"
 
+#include "runtime/engine/Executor.h"
+
 #include "runtime/support/Random.h"
 
 #include <cassert>
@@ -8,9 +10,13 @@
 namespace foldc::rt {
 
 void BatchGraph::beginExample(uint32_t identity) {
-  ++examples_;
-  identity_ = identity;
-  ordinal_ = 0;
+  examples_.push_back({identity, 0});
+  current_ = int(examples_.size()) - 1;
+}
+
+std::span<const float> BatchGraph::computedValue(ValueRef ref) const {
+  assert(isComputed(ref.instance) && executor_);
+  return executor_->value(ref);
 }
 
 int32_t BatchGraph::add(const Kernel &kernel, std::span<const ValueRef> args,
@@ -18,10 +24,12 @@ int32_t BatchGraph::add(const Kernel &kernel, std::span<const ValueRef> args,
   [[maybe_unused]] const Kernel::Signature &sig = kernel.signature();
   assert(args.size() == sig.argWidths.size() && "argument count differs from the signature");
   assert(ints.size() == size_t(sig.hostInts) && floats.size() == size_t(sig.hostFloats));
-  assert(examples_ > 0 && "beginExample() first");
+  assert(current_ >= 0 && "beginExample() first");
   int32_t id = int32_t(instances_.size());
+  Cursor &example = examples_[size_t(current_)];
   instances_.push_back(Instance{&kernel, int32_t(args_.size()), int32_t(ints_.size()),
-                                int32_t(floats_.size()), instanceKey(identity_, ordinal_++)});
+                                int32_t(floats_.size()),
+                                instanceKey(example.identity, example.ordinal++)});
   for (const ValueRef &a : args) {
     assert(a.valid() && a.instance < id && "arguments are added before their users");
     args_.push_back(a);
@@ -55,8 +63,11 @@ void BatchGraph::clear() {
   floats_.clear();
   losses_.clear();
   metrics_.clear();
-  examples_ = 0;
-  ordinal_ = 0;
+  examples_.clear();
+  current_ = -1;
+  waiting_.clear();
+  computed_ = 0;
+  executor_ = nullptr;
 }
 
 } // namespace foldc::rt

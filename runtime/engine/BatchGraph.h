@@ -4,9 +4,11 @@
 
 #include "runtime/engine/Kernel.h"
 
+#include <coroutine>
 #include <cstdint>
 #include <initializer_list>
 #include <span>
+#include <utility>
 #include <vector>
 
 namespace foldc::rt {
@@ -18,9 +20,16 @@ struct ValueRef {
   bool valid() const { return instance >= 0; }
 };
 
+class Executor;
+
 /// Unfolding appends instances here, example by example; the scheduler and
 /// executor read it. Arguments must have been added before their users, so
 /// creation order is a topological order.
+///
+/// Programs that decide on computed values unfold in rounds (Agenda.h): the
+/// examples' coroutines record instances until each waits on a value; the
+/// executor runs what is pending and marks it computed; the waiting
+/// coroutines resume, each as its own example again.
 class BatchGraph {
 public:
   struct Instance {
@@ -33,9 +42,13 @@ public:
   /// dropout identity is `identity` (by default its index in this graph):
   /// the same example gets the same masks wherever it sits, e.g. on another
   /// rank's share of a global batch.
-  void beginExample() { beginExample(uint32_t(examples_)); }
+  void beginExample() { beginExample(uint32_t(examples_.size())); }
   void beginExample(uint32_t identity);
-  int exampleCount() const { return examples_; }
+  int exampleCount() const { return int(examples_.size()); }
+  /// Makes example `example` (0-based, in beginExample order) the one that
+  /// following instances belong to: a resumed coroutine's example.
+  void switchToExample(int example) { current_ = example; }
+  int currentExample() const { return current_; }
 
   /// Records an instance of `kernel`; returns its id.
   int32_t add(const Kernel &kernel, std::span<const ValueRef> args,
@@ -52,6 +65,26 @@ public:
   /// Emits a width-1 value for metric number `metric`.
   void addMetric(int metric, ValueRef value) { metrics_.push_back({metric, value}); }
   void clear();
+
+  // ---- interleaved unfolding
+  /// A coroutine of the current example waits until the instances recorded
+  /// so far are computed.
+  struct Waiting {
+    std::coroutine_handle<> coroutine;
+    int example;
+  };
+  void suspend(std::coroutine_handle<> coroutine) { waiting_.push_back({coroutine, current_}); }
+  /// The coroutines waiting since the last call, in the order they suspended.
+  std::vector<Waiting> takeWaiting() { return std::exchange(waiting_, {}); }
+  bool anyWaiting() const { return !waiting_.empty(); }
+  /// Instances [0, count) have been computed by `executor`.
+  void markComputed(int32_t count, const Executor &executor) {
+    computed_ = count;
+    executor_ = &executor;
+  }
+  bool isComputed(int32_t instance) const { return instance < computed_; }
+  /// A computed value (isComputed(ref.instance)).
+  std::span<const float> computedValue(ValueRef ref) const;
 
   /// Per instance, 1 when `roots` depend on it (a root's own instance
   /// included): what must run to compute them, e.g. outputs without losses.
@@ -72,8 +105,32 @@ private:
   std::vector<float> floats_;
   std::vector<ValueRef> losses_;
   std::vector<std::pair<int, ValueRef>> metrics_;
-  int examples_ = 0;
-  uint32_t identity_ = 0, ordinal_ = 0;
+  /// Per example: its dropout identity and how many instances it has made.
+  struct Cursor {
+    uint32_t identity = 0, ordinal = 0;
+  };
+  std::vector<Cursor> examples_;
+  int current_ = -1;
+  std::vector<Waiting> waiting_;
+  int32_t computed_ = 0;
+  const Executor *executor_ = nullptr;
 };
+
+/// `co_await untilComputed(graph, ref)`: suspends the unfolding coroutine
+/// until the executor has computed `ref` (at once when it has).
+struct ComputedAwaiter {
+  BatchGraph &graph;
+  int32_t instance;
+  bool await_ready() const noexcept { return graph.isComputed(instance); }
+  void await_suspend(std::coroutine_handle<> coroutine) { graph.suspend(coroutine); }
+  void await_resume() const noexcept {}
+};
+inline ComputedAwaiter untilComputed(BatchGraph &graph, ValueRef ref) {
+  return {graph, ref.instance};
+}
+/// Until everything recorded so far is computed.
+inline ComputedAwaiter untilAllComputed(BatchGraph &graph) {
+  return {graph, int32_t(graph.size()) - 1};
+}
 
 } // namespace foldc::rt

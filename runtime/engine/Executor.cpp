@@ -131,38 +131,61 @@ void Executor::runForward(const Kernel &kernel, const ForwardCall &call) {
 
 void Executor::forward(const BatchGraph &graph, const ExecOptions &options,
                        std::optional<std::span<const ValueRef>> onlyFor) {
-  WeightPass pass;
+  beginForward(graph, options);
+  std::vector<char> live;
+  if (onlyFor)
+    live = graph.liveFrom(*onlyFor);
+  runPending(live);
+  if (!onlyFor)
+    endForward();
+}
+
+void Executor::beginForward(const BatchGraph &graph, const ExecOptions &options) {
   graph_ = &graph;
   options_ = options;
   context_ = ExecContext{&params_, options.training, options.seed};
   stats_ = ExecStats{};
+  schedule_ = Schedule{};
+  outOffset_.clear();
+  argPlaces_.clear();
+  saved_.clear();
+  arenaUsed_ = 0; // the arena's memory is reused: every value is written before it is read
+  computed_ = 0;
+  objective_ = 0;
+  metrics_.clear();
+}
+
+void Executor::runPending(std::span<const char> live) {
+  WeightPass pass;
   auto start = Clock::now();
-  std::vector<char> live;
-  if (onlyFor)
-    live = graph.liveFrom(*onlyFor);
-  schedule_ = options.batching ? scheduleByDepth(graph, live) : scheduleUnbatched(graph, live);
-  stats_.schedule = secondsSince(start);
-  stats_.batches = schedule_.batches.size();
-  stats_.instances = graph.size();
+  const size_t firstBatch = schedule_.batches.size();
+  if (options_.batching)
+    appendByDepth(schedule_, *graph_, computed_, live);
+  else
+    appendUnbatched(schedule_, *graph_, computed_, live);
+  stats_.schedule += secondsSince(start);
+  const size_t batches = schedule_.batches.size();
+  stats_.batches = batches;
+  stats_.instances += graph_->size() - size_t(computed_);
+  computed_ = int32_t(graph_->size());
 
   start = Clock::now();
-  outOffset_.assign(schedule_.batches.size(), {});
-  size_t total = 0;
-  for (size_t b = 0; b < schedule_.batches.size(); ++b) {
+  outOffset_.resize(batches);
+  for (size_t b = firstBatch; b < batches; ++b) {
     const Batch &batch = schedule_.batches[b];
     for (int width : batch.kernel->signature().outWidths) {
-      outOffset_[b].push_back(total);
-      total += batch.instances.size() * size_t(width);
+      outOffset_[b].push_back(arenaUsed_);
+      arenaUsed_ += batch.instances.size() * size_t(width);
     }
   }
-  values_.resize(total);
-  saved_.clear();
-  if (options.training)
-    saved_.resize(schedule_.batches.size());
-  argPlaces_.resize(schedule_.batches.size());
+  if (values_.size() < arenaUsed_)
+    values_.resize(arenaUsed_);
+  if (options_.training)
+    saved_.resize(batches);
+  argPlaces_.resize(batches);
   std::vector<const float *> args;
   std::vector<float *> outs;
-  for (size_t b = 0; b < schedule_.batches.size(); ++b) {
+  for (size_t b = firstBatch; b < batches; ++b) {
     const Batch &batch = schedule_.batches[b];
     auto gatherStart = Clock::now();
     placeArgs(b);
@@ -176,11 +199,13 @@ void Executor::forward(const BatchGraph &graph, const ExecOptions &options,
     call.saved = saved_.empty() ? nullptr : &saved_[b];
     runForward(*batch.kernel, call);
   }
+  stats_.forward += secondsSince(start);
+}
+
+void Executor::endForward() {
   objective_ = 0;
   metrics_.clear();
-  if (!onlyFor)
-    sumLossesAndMetrics();
-  stats_.forward = secondsSince(start);
+  sumLossesAndMetrics();
 }
 
 void Executor::sumLossesAndMetrics() {
@@ -199,7 +224,7 @@ void Executor::backward(int examples) {
   WeightPass pass;
   auto start = Clock::now();
   params_.deferWeightGradients();
-  grads_.assign(values_.size(), 0.0f);
+  grads_.assign(arenaUsed_, 0.0f);
   float seed = 1.0f / float(std::max(1, examples > 0 ? examples : graph_->exampleCount()));
   for (ValueRef loss : graph_->losses())
     grads_[offsetOf(loss)] += seed;

@@ -43,6 +43,18 @@ public:
   /// objective or metrics are computed (infer: outputs without losses).
   void forward(const BatchGraph &graph, const ExecOptions &options,
                std::optional<std::span<const ValueRef>> onlyFor = std::nullopt);
+
+  // The forward pass in rounds, for interleaved unfolding (Agenda.h): begin,
+  // then runPending whenever the unfolding waits, then endForward. Values of
+  // every round stay for reading and for one backward over all of them.
+  void beginForward(const BatchGraph &graph, const ExecOptions &options);
+  /// Schedules and runs the instances recorded since the last call (only
+  /// `live` ones when given: a flag per instance of the graph).
+  void runPending(std::span<const char> live = {});
+  /// The objective and metrics, after the last round.
+  void endForward();
+  /// Instances [0, n) have been scheduled and (if live) computed.
+  int32_t computedCount() const { return computed_; }
   /// After a forward without `onlyFor`: back-propagates the objective: the
   /// sum of every loss divided by `examples` (0: the graph's own number of
   /// examples). Accumulates parameter gradients in the ParamStore.
@@ -93,6 +105,8 @@ private:
   };
   std::vector<ArgPlaces> argPlaces_;
   std::vector<float> values_, grads_;
+  size_t arenaUsed_ = 0; ///< floats of values_ the current forward uses
+  int32_t computed_ = 0;
   std::vector<std::vector<float>> scratch_; ///< gathered argument matrices
   /// Per batch, what its kernel's forward kept for backward (training only).
   std::vector<std::unique_ptr<SavedValues>> saved_;

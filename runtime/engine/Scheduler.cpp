@@ -6,10 +6,11 @@
 
 namespace foldc::rt {
 
-static void indexRows(Schedule &schedule, size_t instances) {
-  schedule.batchOf.assign(instances, -1);
-  schedule.rowOf.assign(instances, -1);
-  for (size_t b = 0; b < schedule.batches.size(); ++b) {
+/// Indexes the rows of batches [firstBatch, end) over a graph of `instances`.
+static void indexRows(Schedule &schedule, size_t firstBatch, size_t instances) {
+  schedule.batchOf.resize(instances, -1);
+  schedule.rowOf.resize(instances, -1);
+  for (size_t b = firstBatch; b < schedule.batches.size(); ++b) {
     const Batch &batch = schedule.batches[b];
     for (size_t r = 0; r < batch.instances.size(); ++r) {
       schedule.batchOf[batch.instances[r]] = int32_t(b);
@@ -22,50 +23,62 @@ static bool isLive(std::span<const char> live, int32_t id) {
   return live.empty() || live[size_t(id)];
 }
 
-Schedule scheduleByDepth(const BatchGraph &graph, std::span<const char> live) {
-  Schedule schedule;
-  std::vector<int> depth(graph.size(), 0);
+void appendByDepth(Schedule &schedule, const BatchGraph &graph, int32_t first,
+                   std::span<const char> live) {
+  const int base = schedule.maxDepth;
+  const int32_t end = int32_t(graph.size());
+  std::vector<int> depth(size_t(end - first), 0);
   // (depth, kernel) -> batch index; first appearance fixes the order within a depth.
   std::map<std::pair<int, const Kernel *>, size_t> batchIndex;
+  std::vector<Batch> round;
   std::vector<std::pair<int, size_t>> order; // (depth, creation rank) of each batch
-  for (int32_t id = 0; id < int32_t(graph.size()); ++id) {
+  for (int32_t id = first; id < end; ++id) {
     if (!isLive(live, id))
       continue;
     int d = 1;
     for (const ValueRef &a : graph.args(id))
-      d = std::max(d, depth[a.instance] + 1);
-    depth[id] = d;
-    schedule.maxDepth = std::max(schedule.maxDepth, d);
+      if (a.instance >= first)
+        d = std::max(d, depth[size_t(a.instance - first)] + 1);
+    depth[size_t(id - first)] = d;
+    schedule.maxDepth = std::max(schedule.maxDepth, base + d);
     const Kernel *kernel = graph.instance(id).kernel;
-    auto [it, inserted] = batchIndex.emplace(std::make_pair(d, kernel), schedule.batches.size());
+    auto [it, inserted] = batchIndex.emplace(std::make_pair(d, kernel), round.size());
     if (inserted) {
-      schedule.batches.push_back(Batch{kernel, d, {}});
+      round.push_back(Batch{kernel, base + d, {}});
       order.emplace_back(d, order.size());
     }
-    schedule.batches[it->second].instances.push_back(id);
+    round[it->second].instances.push_back(id);
   }
-  std::vector<size_t> perm(schedule.batches.size());
+  std::vector<size_t> perm(round.size());
   for (size_t i = 0; i < perm.size(); ++i)
     perm[i] = i;
   std::stable_sort(perm.begin(), perm.end(),
                    [&](size_t a, size_t b) { return order[a] < order[b]; });
-  std::vector<Batch> sorted;
-  sorted.reserve(perm.size());
+  size_t firstBatch = schedule.batches.size();
   for (size_t i : perm)
-    sorted.push_back(std::move(schedule.batches[i]));
-  schedule.batches = std::move(sorted);
-  indexRows(schedule, graph.size());
+    schedule.batches.push_back(std::move(round[i]));
+  indexRows(schedule, firstBatch, graph.size());
+}
+
+void appendUnbatched(Schedule &schedule, const BatchGraph &graph, int32_t first,
+                     std::span<const char> live) {
+  size_t firstBatch = schedule.batches.size();
+  for (int32_t id = first; id < int32_t(graph.size()); ++id)
+    if (isLive(live, id))
+      schedule.batches.push_back(Batch{graph.instance(id).kernel, id + 1, {id}});
+  schedule.maxDepth = int(graph.size());
+  indexRows(schedule, firstBatch, graph.size());
+}
+
+Schedule scheduleByDepth(const BatchGraph &graph, std::span<const char> live) {
+  Schedule schedule;
+  appendByDepth(schedule, graph, 0, live);
   return schedule;
 }
 
 Schedule scheduleUnbatched(const BatchGraph &graph, std::span<const char> live) {
   Schedule schedule;
-  schedule.batches.reserve(graph.size());
-  for (int32_t id = 0; id < int32_t(graph.size()); ++id)
-    if (isLive(live, id))
-      schedule.batches.push_back(Batch{graph.instance(id).kernel, id + 1, {id}});
-  schedule.maxDepth = int(graph.size());
-  indexRows(schedule, graph.size());
+  appendUnbatched(schedule, graph, 0, live);
   return schedule;
 }
 

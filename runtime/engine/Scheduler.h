@@ -36,4 +36,13 @@ Schedule scheduleByDepth(const BatchGraph &graph, std::span<const char> live = {
 /// creation order (a topological order). `live` as above.
 Schedule scheduleUnbatched(const BatchGraph &graph, std::span<const char> live = {});
 
+/// A round of interleaved unfolding: schedules the instances from `first`
+/// on after `schedule`'s batches. Arguments made before `first` are already
+/// computed, so they count as depth 0 of the round; the round's depths
+/// continue from the schedule's maxDepth.
+void appendByDepth(Schedule &schedule, const BatchGraph &graph, int32_t first,
+                   std::span<const char> live = {});
+void appendUnbatched(Schedule &schedule, const BatchGraph &graph, int32_t first,
+                     std::span<const char> live = {});
+
 } // namespace foldc::rt

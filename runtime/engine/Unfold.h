@@ -4,6 +4,7 @@
 #include "runtime/engine/BatchGraph.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <stdexcept>
@@ -72,6 +73,15 @@ template <class List> List sliceList(const List &xs, long long lo, long long hi)
 }
 template <class List> List sliceList(const List &xs, long long lo) {
   return sliceList(xs, lo, (long long)xs.size());
+}
+
+/// A computed f32 scalar read by unfolding (after `co_await untilComputed`).
+inline double computedFloat(const BatchGraph &graph, ValueRef ref) {
+  return double(graph.computedValue(ref)[0]);
+}
+/// A computed i32 scalar (an argmax) read by unfolding.
+inline int64_t computedInt(const BatchGraph &graph, ValueRef ref) {
+  return int64_t(std::lround(graph.computedValue(ref)[0]));
 }
 
 /// `reverse(xs)`: the elements last to first.

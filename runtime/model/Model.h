@@ -3,11 +3,13 @@
 // deriving from ModelBase) unfolds one example into the batch graph.
 #pragma once
 
+#include "runtime/engine/Agenda.h"
 #include "runtime/engine/BatchGraph.h"
 #include "runtime/engine/Executor.h"
 #include "runtime/engine/Kernel.h"
 #include "runtime/engine/Optimizers.h"
 #include "runtime/engine/Params.h"
+#include "runtime/engine/Task.h"
 #include "runtime/io/Safetensors.h"
 #include "runtime/support/Timing.h"
 
@@ -19,6 +21,7 @@
 #include <span>
 #include <string>
 #include <tuple>
+#include <type_traits>
 #include <vector>
 
 namespace foldc::rt {
@@ -93,9 +96,14 @@ void collectValueRefs(const std::optional<T> &maybe, std::vector<ValueRef> &refs
     collectValueRefs(*maybe, refs);
 }
 
+template <class T> struct IsTask : std::false_type {};
+template <class T> struct IsTask<Task<T>> : std::true_type {};
+
 /// `Derived` provides `Output unfold(const Example &, BatchGraph &) const`
 /// (records the example's instances, losses and metrics and gives its output
 /// handle) and `nlohmann::json outputJson(const Executor &, const Output &) const`.
+/// A model that decides on computed values gives `Task<Output>` instead:
+/// its batches unfold and run interleaved (Agenda.h).
 template <class Derived, class ExampleT, class OutputT> class ModelBase {
 public:
   using Example = ExampleT;
@@ -113,11 +121,16 @@ public:
   /// The output of every example, as JSON. Only what the outputs depend on
   /// runs: losses and metrics are for eval().
   std::vector<nlohmann::json> infer(Batch batch, const RunOptions &options = {}) {
-    std::vector<Output> outputs = unfold(batch, options);
-    std::vector<ValueRef> roots;
-    for (const Output &o : outputs)
-      collectValueRefs(o, roots);
-    executor_.forward(graph_, execOptions(options, false), std::span<const ValueRef>(roots));
+    std::vector<Output> outputs;
+    if constexpr (interleaved()) {
+      outputs = unfoldInterleaved(batch, options, false);
+    } else {
+      outputs = unfold(batch, options);
+      std::vector<ValueRef> roots;
+      for (const Output &o : outputs)
+        collectValueRefs(o, roots);
+      executor_.forward(graph_, execOptions(options, false), std::span<const ValueRef>(roots));
+    }
     std::vector<nlohmann::json> out;
     for (const Output &o : outputs)
       out.push_back(derived().outputJson(executor_, o));
@@ -165,6 +178,36 @@ protected:
 private:
   const Derived &derived() const { return static_cast<const Derived &>(*this); }
 
+  /// Whether the model's unfolding waits on computed values (a coroutine).
+  static constexpr bool interleaved() {
+    return IsTask<decltype(std::declval<const Derived &>().unfold(
+        std::declval<const ExampleT &>(), std::declval<BatchGraph &>()))>::value;
+  }
+
+  /// Unfolds and runs forward in rounds (runAgenda); the executor's last
+  /// round included, before its objective.
+  std::vector<Output> unfoldInterleaved(Batch batch, const RunOptions &options, bool training) {
+    auto start = std::chrono::steady_clock::now();
+    times_ = ModelTimes{};
+    graph_.clear();
+    executor_.beginForward(graph_, execOptions(options, training));
+    std::vector<Task<Output>> roots;
+    roots.reserve(batch.size());
+    for (size_t j = 0; j < batch.size(); ++j) {
+      graph_.beginExample(options.exampleIds.empty() ? uint32_t(j) : options.exampleIds[j]);
+      roots.push_back(derived().unfold(*batch[j], graph_));
+    }
+    runAgenda(graph_, executor_, roots);
+    executor_.runPending();
+    std::vector<Output> outputs;
+    outputs.reserve(batch.size());
+    for (Task<Output> &root : roots)
+      outputs.push_back(root.take());
+    const ExecStats &stats = executor_.stats();
+    times_.unfold = secondsSince(start) - stats.forward - stats.schedule;
+    return outputs;
+  }
+
   std::vector<Output> unfold(Batch batch, const RunOptions &options) {
     auto start = std::chrono::steady_clock::now();
     times_ = ModelTimes{};
@@ -188,8 +231,13 @@ private:
   }
 
   BatchResult forward(Batch batch, const RunOptions &options, bool training) {
-    unfold(batch, options);
-    executor_.forward(graph_, execOptions(options, training));
+    if constexpr (interleaved()) {
+      unfoldInterleaved(batch, options, training);
+      executor_.endForward();
+    } else {
+      unfold(batch, options);
+      executor_.forward(graph_, execOptions(options, training));
+    }
     BatchResult result;
     result.examples = int(batch.size());
     result.loss = executor_.objective();
