@@ -628,6 +628,8 @@ private:
     case ListOp::Slice:                                          // xs[lo:hi], xs[lo:]
       return "foldc::rt::sliceList(" + args[0] + ", " + args[1] +
              (args.size() > 2 ? ", " + args[2] : std::string()) + ")";
+    case ListOp::Concat:
+      return "foldc::rt::concatLists(" + commaSeparated(args, std::identity()) + ")";
     case ListOp::Ngrams:
       return "foldc::rt::ngrams<" + str(first->integer) + ">(" + args[1] + ")";
     case ListOp::List:

@@ -108,6 +108,8 @@ std::string_view listOpName(ListOp op) {
     return "index";
   case ListOp::Slice:
     return "slice";
+  case ListOp::Concat:
+    return "concat";
   }
   return "?";
 }

@@ -173,7 +173,7 @@ struct Handle {
 };
 
 /// Builtins that unfolding computes on lists.
-enum class ListOp { List, Length, Nth, Zip, Ngrams, Reverse, Index, Slice };
+enum class ListOp { List, Length, Nth, Zip, Ngrams, Reverse, Index, Slice, Concat };
 /// Host arithmetic and comparisons.
 enum class HostOp { Add, Sub, Mul, Div, Eq, Ne, Lt, Le, Gt, Ge, And, Or };
 std::string_view spelling(HostOp op);

@@ -137,6 +137,8 @@ LoweredValue Lowering::tensorFunction(Builtin builtin, std::vector<LoweredValue>
     s.helpers = sequenceKernels(s.sequence, args[0].type->element0(), ctx.name, site.range());
     return structural(ctx, std::move(s), type, maxStage(args));
   }
+  if (builtin == Builtin::Concat && args[0].type->kind == TypeKind::List)
+    return listOperation(ListOp::Concat, builtin, args, type, ctx);
   OpKind op = *opOf(builtin);
   switch (opInfo(op).family) {
   case OpFamily::Reduce:

@@ -180,6 +180,15 @@ TypeRef TypeChecker::checkDot(const std::vector<Arg> &args, SourceRange range) {
 }
 
 TypeRef TypeChecker::checkConcat(const std::vector<Arg> &args) {
+  if (args[0].type->kind == TypeKind::List) { // lists, one after another
+    for (const Arg &a : args)
+      if (!sameType(a.type, args[0].type)) {
+        diag_.error(a.range) << "'concat' of lists needs lists of one type: expected "
+                             << toString(args[0].type) << ", found " << toString(a.type);
+        return types::errorType();
+      }
+    return args[0].type;
+  }
   std::optional<TypeRef> first;
   int64_t total = 0;
   for (const Arg &a : args) {

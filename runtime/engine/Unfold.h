@@ -84,6 +84,13 @@ inline int64_t computedInt(const BatchGraph &graph, ValueRef ref) {
   return int64_t(std::lround(graph.computedValue(ref)[0]));
 }
 
+/// `concat(xs, ys, ...)` of lists: their elements one list after another.
+template <class List, class... Lists> List concatLists(const List &first, const Lists &...rest) {
+  List out = first;
+  (out.insert(out.end(), rest.begin(), rest.end()), ...);
+  return out;
+}
+
 /// `reverse(xs)`: the elements last to first.
 template <class List> List reversed(const List &xs) { return List(xs.rbegin(), xs.rend()); }
 
