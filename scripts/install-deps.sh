@@ -20,6 +20,10 @@ packages=(
   graphviz                                            # drawing foldc --emit=dot
   libopenmpi-dev openmpi-bin                          # data-parallel training (mpirun)
 )
+# `install-deps.sh --bench` adds what only the benchmarks' peers need.
+if [ "${1:-}" = --bench ]; then
+  packages+=(python3-torch)                           # bench/decode_bench.sh's PyTorch loop
+fi
 
 missing=()
 for p in "${packages[@]}"; do

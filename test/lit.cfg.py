@@ -26,9 +26,12 @@ config.environment["PATH"] = os.pathsep.join(
     [os.path.dirname(config.filecheck), os.environ.get("PATH", "")])
 # Generated model drivers (built by examples/ through foldc_add_model).
 # Named by target (the example's folder), e.g. %attention_driver.
-for target in ["attention", "calculator", "language_id", "ngrams", "sentiment", "weave"]:
+for target in ["attention", "calculator", "language_id", "ngrams", "seq2seq", "sentiment", "weave"]:
     config.substitutions.append(("%" + target + "_driver",
                                  os.path.join(config.foldc_binary_root, "examples", target + "_driver")))
+# The conformance programs' drivers (test/Execution/conformance), e.g. %conformance/beam.
+config.substitutions.append(("%conformance/", os.path.join(
+    config.foldc_binary_root, "test", "Execution", "conformance", "conformance_")))
 # Two ranks on any machine: as root (CI's containers), and more ranks than cores.
 if config.mpiexec:
     config.available_features.add("mpi")

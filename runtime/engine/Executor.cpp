@@ -131,6 +131,7 @@ void Executor::runForward(const Kernel &kernel, const ForwardCall &call) {
 
 void Executor::forward(const BatchGraph &graph, const ExecOptions &options,
                        std::optional<std::span<const ValueRef>> onlyFor) {
+  WeightPass pass;
   beginForward(graph, options);
   std::vector<char> live;
   if (onlyFor)
@@ -156,7 +157,6 @@ void Executor::beginForward(const BatchGraph &graph, const ExecOptions &options)
 }
 
 void Executor::runPending(std::span<const char> live) {
-  WeightPass pass;
   auto start = Clock::now();
   const size_t firstBatch = schedule_.batches.size();
   if (options_.batching)

@@ -49,7 +49,8 @@ public:
   // every round stay for reading and for one backward over all of them.
   void beginForward(const BatchGraph &graph, const ExecOptions &options);
   /// Schedules and runs the instances recorded since the last call (only
-  /// `live` ones when given: a flag per instance of the graph).
+  /// `live` ones when given: a flag per instance of the graph). The caller
+  /// holds a WeightPass (Gemm.h) across the rounds: weights are packed once.
   void runPending(std::span<const char> live = {});
   /// The objective and metrics, after the last round.
   void endForward();

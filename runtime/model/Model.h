@@ -6,6 +6,7 @@
 #include "runtime/engine/Agenda.h"
 #include "runtime/engine/BatchGraph.h"
 #include "runtime/engine/Executor.h"
+#include "runtime/engine/Gemm.h"
 #include "runtime/engine/Kernel.h"
 #include "runtime/engine/Optimizers.h"
 #include "runtime/engine/Params.h"
@@ -190,6 +191,7 @@ private:
     auto start = std::chrono::steady_clock::now();
     times_ = ModelTimes{};
     graph_.clear();
+    WeightPass pass; // the weights stay as they are across the rounds
     executor_.beginForward(graph_, execOptions(options, training));
     std::vector<Task<Output>> roots;
     roots.reserve(batch.size());
