@@ -6,7 +6,9 @@
 The program is a model over one example type that uses most of the language:
 records, a union with several variants, optionals, a recursive data type
 walked by a recursive def, every combinator, lambdas with captures, match and
-if in tensor and host positions, element-wise builtins, reductions, softmaxes,
+if in tensor and host positions, decisions on computed values (if on a
+computed scalar, loop, item, beam: in forms whose loss stays continuous, so
+that the gradient check holds), element-wise builtins, reductions, softmaxes,
 slices, concat, embeddings, fc/lstm/gru layers, params used as values,
 constant-only subexpressions, losses and metrics. Every tensor expression is
 built for a known width, so the program type-checks by construction. The data
@@ -113,6 +115,7 @@ class Program:
             lambda: f"(tanh(ones({n}) * {r.choice(['0.5', '2.0'])}) + zeros({n}))",
             lambda: f"{self.param(n)} * {self.tensor(n, d, scope)}",
             lambda: self.call(n, d, scope),
+            lambda: self.decision(n, d, scope),
         ]
         if n >= 2:
             choices.append(lambda: self.concat(n, d, scope))
@@ -211,6 +214,27 @@ class Program:
             f"  Node nd => {join}(concat({name}(nd.l), {name}(nd.r))),\n}};")
         return f"match s.tree {{ Some t => {name}(t), None => zeros({n}) }}"
 
+    def decision(self, n, d, scope):
+        """A value whose unfolding waits on a computed one. The loss stays
+        continuous (a jump would defeat finite differences): a leaky branch
+        on a computed scalar (both sides 0 at the boundary), an argmax
+        choosing between two spellings of one value, or a loop whose step
+        keeps the state's value while a computed flag decides how often it
+        runs."""
+        r = self.rng
+        kind = r.choice(["leaky", "argmax", "loop"])
+        y = self.tensor(n, d, scope)
+        if kind == "leaky":
+            c = self.scalar(max(d - 1, 0), scope)
+            return f"(if {c} > 0.0 {{ {y} * {c} }} else {{ {y} * ({c} * 0.5) }})"
+        if kind == "argmax":
+            k = r.randint(1, 3)
+            z = self.tensor(k, max(d - 1, 0), scope)
+            return f"(if argmax({z}) == 0 || {r.choice(['s.flag', 's.k > 0'])} {{ {y} * 2.0 }} else {{ {y} + {y} }})"
+        probe = self.layer("fc", n, 1, "none")
+        bound = r.choice(["1", "3", "length(s.ids)", "s.k + 2"])
+        return f"loop(|st| (sum({probe}(st)) > 0.0, 0, st + tanh(st) * 0.0), {y}, {bound}).1"
+
     def call(self, n, d, scope):
         """A def that is not inlined (it takes the example)."""
         name = self.fresh("part")
@@ -240,6 +264,12 @@ class Program:
         lines.append(f"  metric hit = argmax({h}) == s.label;")
         if r.random() < 0.3:
             lines.append("  metric long = length(s.ids) > 3;")
+        if r.random() < 0.3:
+            lines.append(f"  metric pick = item(argmax({h}));")
+        if r.random() < 0.2:
+            step = self.layer("fc", CLASSES, CLASSES, "tanh")
+            lines.append(f"  metric decoded = length(beam(|st, t| (log_softmax({step}(st)), {step}(st)), "
+                         f"{h}, 0, 1, {r.choice(['1', '2', 's.k + 1'])}, 4));")
         outputs = [h] + [v for v, _ in scope["lets"][: r.randint(0, 2)]]
         lines.append(f"  output {outputs[0] if len(outputs) == 1 else '(' + ', '.join(outputs) + ')'};")
         return "model m(s: S) {\n" + "\n".join(lines) + "\n}"
