@@ -273,6 +273,14 @@ private:
     return p + (kind ? ", " : "") + commaSeparated(widths, str) + ">::";
   }
 
+  /// Linear<I, O> of the whole parameter, Linear<I, O, LO, COLS> of its
+  /// columns [LO, LO + O) out of COLS.
+  std::vector<int64_t> linearSizes(const PlanOp &op, int64_t in, int64_t out) const {
+    if (op.attrs.hi <= 0)
+      return {in, out};
+    return {in, out, op.attrs.lo, plan_.params[size_t(op.attrs.param)].shape[1]};
+  }
+
   std::vector<int64_t> operandWidths(const PlanOp &op) const {
     std::vector<int64_t> w;
     for (const PlanOperand &o : op.operands)
@@ -310,7 +318,8 @@ private:
       s_.line(call(op, {W}) + "forward(" + indices(o[0]) + ", " + param(op) + ", " + out + ");");
       return;
     case OpFamily::Linear:
-      s_.line(call(op, {w[0], W}) + "forward(" + in(o[0]) + ", " + param(op) + ", " + out + ");");
+      s_.line(call(op, linearSizes(op, w[0], W)) + "forward(" + in(o[0]) + ", " + param(op) + ", " +
+              out + ");");
       return;
     case OpFamily::BiasAdd: {
       std::string x = addsInPlace(size_t(i)) ? view("In", "v.v" + str(i) + ".data()", W) : in(o[0]);
@@ -439,8 +448,8 @@ private:
       s_.line(call(op, {W}) + "backward(" + indices(o[0]) + ", " + param(op) + ", " + dy + ");");
       return;
     case OpFamily::Linear:
-      s_.line(call(op, {w[0], W}) + "backward(" + in(o[0]) + ", " + param(op) + ", " + dy + ", " +
-              gradOf(o[0]) + ");");
+      s_.line(call(op, linearSizes(op, w[0], W)) + "backward(" + in(o[0]) + ", " + param(op) +
+              ", " + dy + ", " + gradOf(o[0]) + ");");
       return;
     case OpFamily::BiasAdd:
       if (addsInPlace(size_t(i)))

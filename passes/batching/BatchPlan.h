@@ -69,7 +69,8 @@ struct PlanOperand {
 /// An op's typed attribute (which one an op has: Ops.def's Attr column).
 struct OpAttrs {
   int param = -1;         ///< Param: index in BatchPlan::params
-  int64_t lo = 0, hi = 0; ///< Range: [lo, hi) of the operand's last axis
+  int64_t lo = 0, hi = 0; ///< Range: [lo, hi) of the operand's last axis; Linear:
+                          ///< the columns [lo, hi) of its parameter when hi > 0
   double rate = 0;        ///< Rate: dropout's probability of dropping
   auto operator<=>(const OpAttrs &) const = default;
 };

@@ -41,6 +41,15 @@ LoweredValue Lowering::linearOf(const LoweredValue &x, const std::string &param,
   return emitWithParam(ctx, OpKind::Linear, {x}, types::f32({out}), at, param);
 }
 
+LoweredValue Lowering::linearColumns(const LoweredValue &x, const std::string &param, int64_t lo,
+                                     int64_t hi, Context &ctx, SourceRange at) {
+  OpAttrs attrs;
+  attrs.param = paramIndex(param);
+  attrs.lo = lo;
+  attrs.hi = hi;
+  return emit(ctx, OpKind::Linear, {x}, types::f32({hi - lo}), at, attrs);
+}
+
 LoweredValue Lowering::sliceOf(const LoweredValue &x, int64_t lo, int64_t hi, Context &ctx,
                                SourceRange at) {
   OpAttrs range;
@@ -83,7 +92,9 @@ LoweredValue Lowering::gruCell(const LayerDecl &decl, const LayerInfo &info, con
   LoweredValue gx =
       emitWithParam(ctx, OpKind::BiasAdd, {linearOf(x, decl.name + ".W", 3 * h, ctx, at)},
                     types::f32({3 * h}), at, decl.name + ".b");
-  LoweredValue gs = linearOf(s, U, 3 * h, ctx, at);
+  // s @ U for the gates z and r only; the candidate multiplies (r * s) by
+  // U's last third: each column of U is used once.
+  LoweredValue gs = linearColumns(s, U, 0, 2 * h, ctx, at);
   auto gate = [&](int k) {
     return elementwise(OpKind::Sigmoid,
                        {elementwise(OpKind::Add,
@@ -93,10 +104,10 @@ LoweredValue Lowering::gruCell(const LayerDecl &decl, const LayerInfo &info, con
                        h, ctx, at);
   };
   LoweredValue z = gate(0), r = gate(1);
-  LoweredValue grs = linearOf(elementwise(OpKind::Mul, {r, s}, h, ctx, at), U, 3 * h, ctx, at);
-  LoweredValue candidate = elementwise(
-      OpKind::Add, {sliceOf(gx, 2 * h, 3 * h, ctx, at), sliceOf(grs, 2 * h, 3 * h, ctx, at)}, h,
-      ctx, at);
+  LoweredValue grs =
+      linearColumns(elementwise(OpKind::Mul, {r, s}, h, ctx, at), U, 2 * h, 3 * h, ctx, at);
+  LoweredValue candidate =
+      elementwise(OpKind::Add, {sliceOf(gx, 2 * h, 3 * h, ctx, at), grs}, h, ctx, at);
   LoweredValue n = elementwise(OpKind::Tanh, {candidate}, h, ctx, at);
   LoweredValue keep =
       elementwise(OpKind::Mul, {z, elementwise(OpKind::Sub, {s, n}, h, ctx, at)}, h, ctx, at);

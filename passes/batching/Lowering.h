@@ -222,6 +222,9 @@ private:
   // what surrounds them and get their gradients from the primitives'.
   LoweredValue linearOf(const LoweredValue &x, const std::string &param, int64_t out, Context &ctx,
                         SourceRange at);
+  /// x @ param[:, lo:hi]: only the columns a cell uses are multiplied.
+  LoweredValue linearColumns(const LoweredValue &x, const std::string &param, int64_t lo,
+                             int64_t hi, Context &ctx, SourceRange at);
   LoweredValue sliceOf(const LoweredValue &x, int64_t lo, int64_t hi, Context &ctx, SourceRange at);
   LoweredValue elementwise(OpKind op, std::vector<LoweredValue> xs, int64_t h, Context &ctx,
                            SourceRange at);

@@ -33,8 +33,12 @@ std::string attributeText(const BatchPlan &plan, const PlanOp &op) {
   switch (opInfo(op.kind).attr) {
   case OpAttr::None:
     return "";
-  case OpAttr::Param:
-    return op.attrs.param >= 0 ? plan.params[size_t(op.attrs.param)].key : "?";
+  case OpAttr::Param: {
+    std::string key = op.attrs.param >= 0 ? plan.params[size_t(op.attrs.param)].key : "?";
+    if (op.attrs.hi > 0) // a block of columns: x @ W[:, lo:hi]
+      key += "[:, " + std::to_string(op.attrs.lo) + ":" + std::to_string(op.attrs.hi) + "]";
+    return key;
+  }
   case OpAttr::Range:
     return std::to_string(op.attrs.lo) + ":" + std::to_string(op.attrs.hi);
   case OpAttr::Rate:

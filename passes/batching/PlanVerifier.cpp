@@ -164,9 +164,15 @@ private:
         expect(isIndex(op.operands[0]), "takes indices that are not integers");
       break;
     case OpFamily::Linear:
-      if (arity(1))
-        expect(paramShape->size() == 2 && (*paramShape)[0] == w[0] && (*paramShape)[1] == out,
+      if (arity(1)) {
+        bool columns = op.attrs.hi > 0; // x @ W[:, lo:hi]
+        int64_t width = paramShape->size() == 2 ? (*paramShape)[1] : -1;
+        expect(paramShape->size() == 2 && (*paramShape)[0] == w[0] &&
+                   (columns ? op.attrs.lo >= 0 && op.attrs.hi <= width &&
+                                  op.attrs.hi - op.attrs.lo == out
+                            : width == out),
                "multiplies a width " + std::to_string(w[0]) + " by a parameter of another shape");
+      }
       break;
     case OpFamily::BiasAdd:
       if (arity(1))

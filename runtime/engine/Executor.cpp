@@ -147,9 +147,7 @@ void Executor::beginForward(const BatchGraph &graph, const ExecOptions &options)
   context_ = ExecContext{&params_, options.training, options.seed};
   stats_ = ExecStats{};
   schedule_ = Schedule{};
-  outOffset_.clear();
-  argPlaces_.clear();
-  saved_.clear();
+  saved_.clear(); // outOffset_ and argPlaces_ keep their vectors: runPending rewrites them
   arenaUsed_ = 0; // the arena's memory is reused: every value is written before it is read
   computed_ = 0;
   objective_ = 0;
@@ -173,6 +171,7 @@ void Executor::runPending(std::span<const char> live) {
   outOffset_.resize(batches);
   for (size_t b = firstBatch; b < batches; ++b) {
     const Batch &batch = schedule_.batches[b];
+    outOffset_[b].clear();
     for (int width : batch.kernel->signature().outWidths) {
       outOffset_[b].push_back(arenaUsed_);
       arenaUsed_ += batch.instances.size() * size_t(width);

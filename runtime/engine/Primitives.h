@@ -21,20 +21,22 @@ namespace foldc::rt::ops {
 template <int W> using In = ConstRows<W>;
 template <int W> using Out = Rows<W>;
 
-/// y = x @ W for a parameter W: [I, O].
-template <int I, int O> struct Linear {
+/// y = x @ W for a parameter W: [I, O]; or, with COLS > O, y = x @ W[:, LO:LO+O]
+/// for W: [I, COLS] (a recurrent cell's gates read their block of columns).
+template <int I, int O, int LO = 0, int COLS = O> struct Linear {
+  static_assert(LO >= 0 && LO + O <= COLS);
   static void forward(In<I> x, const Param &w, Out<O> y) {
-    gemmWithWeights(Transpose::No, Transpose::No, x.rows(), O, I, x.data(), I, w.value.data(), O,
-                    0.0f, y.data(), O);
+    gemmWithWeights(Transpose::No, Transpose::No, x.rows(), O, I, x.data(), I, w.value.data() + LO,
+                    COLS, 0.0f, y.data(), O);
   }
   static void backward(In<I> x, Param &w, In<O> dy, Out<I> dx) {
-    if (w.deferred.active)
+    if (w.deferred.active && COLS == O)
       w.deferProduct(x.data(), dy.data(), x.rows(), I, O);
-    else
+    else // a block of columns: its gradient at once, into that block
       gemm(Transpose::Yes, Transpose::No, I, O, x.rows(), x.data(), I, dy.data(), O, 1.0f,
-           w.grad.data(), O);
-    gemmWithWeights(Transpose::No, Transpose::Yes, dy.rows(), I, O, dy.data(), O, w.value.data(), O,
-                    1.0f, dx.data(), I);
+           w.grad.data() + LO, COLS);
+    gemmWithWeights(Transpose::No, Transpose::Yes, dy.rows(), I, O, dy.data(), O,
+                    w.value.data() + LO, COLS, 1.0f, dx.data(), I);
   }
 };
 
