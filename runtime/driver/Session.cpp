@@ -174,20 +174,29 @@ public:
     start(false);
     auto begin = std::chrono::steady_clock::now();
     std::vector<int32_t> all = data.indices();
+    size_t failed = 0;
     for (size_t at = 0; at < all.size(); at += size_t(options_.batchSize)) {
       auto batch = slice(all, at);
-      std::vector<nlohmann::json> outputs =
-          located(data, batch, [&] { return model_.infer(data.set, batch, runOptions()); });
+      std::vector<std::optional<nlohmann::json>> outputs = inferBatch(data, batch);
       // Each output names the line of --data it came from.
-      for (size_t i = 0; i < outputs.size(); ++i)
-        std::cout
-            << nlohmann::json{{"line", data.lines[size_t(batch[i])]}, {"output", outputs[i]}}.dump()
-            << '\n';
+      for (size_t i = 0; i < outputs.size(); ++i) {
+        if (!outputs[i]) {
+          ++failed;
+          continue;
+        }
+        std::cout << nlohmann::json{{"line", data.lines[size_t(batch[i])]}, {"output", *outputs[i]}}
+                         .dump()
+                  << '\n';
+      }
     }
     double seconds = secondsSince(begin);
     std::fprintf(stderr, "infer: %zu examples in %.3g s (%.0f examples/s)\n", all.size(), seconds,
                  double(all.size()) / seconds);
-    return flushed();
+    if (failed)
+      std::fprintf(stderr, "infer: %zu of %zu examples failed (reported above)\n", failed,
+                   all.size());
+    int status = flushed();
+    return failed ? 1 : status;
   }
 
   /// Gradients of the whole of --data against finite differences, and
@@ -264,6 +273,32 @@ private:
     if (data.lines.empty())
       throw DataError(file + ": no examples (every line is empty)");
     return data;
+  }
+
+  /// The outputs of `batch`. When the batch fails (a word id outside the
+  /// embedding, a beam width of 0...), each example runs alone: the others
+  /// keep their outputs, and each failing one is reported on stderr as
+  /// `FILE:LINE: what` and has none.
+  std::vector<std::optional<nlohmann::json>> inferBatch(const Dataset &data,
+                                                        DriverModel::Indices batch) {
+    std::vector<std::optional<nlohmann::json>> outputs;
+    try {
+      for (nlohmann::json &o : model_.infer(data.set, batch, runOptions()))
+        outputs.emplace_back(std::move(o));
+      return outputs;
+    } catch (const std::exception &) {
+      outputs.clear();
+    }
+    for (int32_t example : batch) {
+      try {
+        outputs.emplace_back(
+            std::move(model_.infer(data.set, DriverModel::Indices(&example, 1), runOptions())[0]));
+      } catch (const std::exception &e) {
+        std::cerr << data.file << ":" << data.lines[size_t(example)] << ": " << e.what() << '\n';
+        outputs.emplace_back(std::nullopt);
+      }
+    }
+    return outputs;
   }
 
   /// Runs `step` on `batch`; when it fails (a word id outside the embedding,
