@@ -314,6 +314,10 @@ private:
     case OpFamily::Argmax:
       s_.line(call(op, w) + "forward(" + in(o[0]) + ", " + out + ");");
       return;
+    case OpFamily::TopK:
+    case OpFamily::TopKIndices:
+      s_.line(call(op, {w[0], W}) + "forward(" + in(o[0]) + ", " + out + ");");
+      return;
     case OpFamily::Gather:
       s_.line(call(op, {W}) + "forward(" + indices(o[0]) + ", " + param(op) + ", " + out + ");");
       return;
@@ -492,8 +496,13 @@ private:
       s_.line(call(op, {W}) + "backward(" + floatLiteral(op.attrs.rate) + ", " + str(i) +
               ", c.instanceKeys, *c.ctx, " + dy + ", " + gradOf(o[0]) + ");");
       return;
+    case OpFamily::TopK:
+      s_.line(call(op, {w[0], W}) + "backward(" + in(o[0]) + ", " + dy + ", " + gradOf(o[0]) +
+              ");");
+      return;
     case OpFamily::Compare:
     case OpFamily::Argmax:
+    case OpFamily::TopKIndices:
     case OpFamily::OneHot:
     case OpFamily::Fill:
     case OpFamily::FromHost:

@@ -164,6 +164,14 @@ LoweredValue Lowering::tensorFunction(Builtin builtin, std::vector<LoweredValue>
   case OpKind::Vector:
     operands = {args[1]}; // one_hot(D, i), vector(n, xs): the size is in the type
     break;
+  case OpKind::TopK: { // two ops: the values, then their positions
+    attrs.hi = type->elements[0]->shape[0];
+    LoweredValue values =
+        emit(ctx, OpKind::TopK, {args[1]}, type->elements[0], site.range(), attrs);
+    LoweredValue positions =
+        emit(ctx, OpKind::TopKIndices, {args[1]}, type->elements[1], site.range(), attrs);
+    return tuple({values, positions});
+  }
   case OpKind::Dropout:
     if (!args[1].constant)
       return notSupported(site.range(), "a dropout rate that is not a constant", type);

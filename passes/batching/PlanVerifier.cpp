@@ -153,6 +153,12 @@ private:
       if (arity(1))
         expect(out == 1, "gives more than a scalar");
       break;
+    case OpFamily::TopK:
+    case OpFamily::TopKIndices:
+      if (arity(1))
+        expect(op.attrs.lo == 0 && op.attrs.hi == out && out <= w[0],
+               "picks " + std::to_string(out) + " of a width " + std::to_string(w[0]));
+      break;
     case OpFamily::Gather:
       if (arity(1)) {
         expect(isIndex(op.operands[0]), "takes indices that are not integers");

@@ -28,6 +28,7 @@ bool hasNoGradient(OpKind kind) {
   switch (opInfo(kind).family) {
   case OpFamily::Compare:
   case OpFamily::Argmax:
+  case OpFamily::TopKIndices:
   case OpFamily::OneHot:
   case OpFamily::Fill:
   case OpFamily::FromHost:

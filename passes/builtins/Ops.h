@@ -28,6 +28,8 @@ enum class OpFamily {
   Softmax,
   LogSoftmax,
   Argmax,
+  TopK,        ///< the k largest of the last axis, largest first (attrs hi = k)
+  TopKIndices, ///< their positions (no gradient)
   OneHot,
   Xent,
   Mse,

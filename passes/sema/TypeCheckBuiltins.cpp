@@ -75,6 +75,8 @@ TypeRef TypeChecker::checkBuiltinCall(Builtin builtin, std::vector<Arg> args, So
     return checkConcat(args);
   case Builtin::Argmax:
     return checkArgmax(args[0]);
+  case Builtin::TopK:
+    return checkTopK(args);
   case Builtin::OneHot:
     return checkOneHot(args);
   case Builtin::Zeros:
@@ -227,6 +229,23 @@ TypeRef TypeChecker::checkArgmax(const Arg &arg) {
     return types::errorType();
   }
   return types::i32({(*t)->shape.begin(), (*t)->shape.end() - 1});
+}
+
+TypeRef TypeChecker::checkTopK(const std::vector<Arg> &args) {
+  auto k = constInt(args[0], "the k of 'top_k'");
+  auto x = asTensor(args[1], "'top_k'");
+  if (!k || !x)
+    return types::errorType();
+  if ((*x)->shape.size() != 1) {
+    diag_.error(args[1].range) << "'top_k' picks from a vector f32[n], found " << toString(*x);
+    return types::errorType();
+  }
+  if (*k > (*x)->shape[0]) {
+    diag_.error(args[0].range) << "'top_k' cannot pick " << *k << " of " << (*x)->shape[0]
+                               << " values";
+    return types::errorType();
+  }
+  return types::tuple({types::f32({*k}), types::i32({*k})});
 }
 
 /// An `int` or an `i32` scalar: a label or an index.

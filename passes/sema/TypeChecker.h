@@ -107,6 +107,8 @@ private:
   TypeRef checkDot(const std::vector<Arg> &args, SourceRange range);
   TypeRef checkConcat(const std::vector<Arg> &args);
   TypeRef checkArgmax(const Arg &arg);
+  /// top_k(k, x: f32[n]) -> (f32[k], i32[k]), constant k <= n.
+  TypeRef checkTopK(const std::vector<Arg> &args);
   TypeRef checkOneHot(const std::vector<Arg> &args);
   TypeRef checkFill(const std::vector<Arg> &args);
   TypeRef checkDropout(const std::vector<Arg> &args);

@@ -13,6 +13,8 @@
 #include "runtime/engine/Params.h"
 #include "runtime/support/Random.h"
 
+#include <algorithm>
+#include <array>
 #include <cmath>
 #include <vector>
 
@@ -379,6 +381,49 @@ template <int W> struct Argmax {
       Eigen::Index at;
       x.row(r).maxCoeff(&at);
       y(r, 0) = float(at);
+    }
+  }
+};
+
+/// top_k over the last axis: the K largest of N values per row, largest
+/// first (ties: the earlier position first), and their positions. The
+/// gradient of each picked value goes to the position it came from.
+template <int N, int K> struct TopK {
+  static_assert(K >= 1 && K <= N);
+  /// The positions of row `x`'s K largest values, in order.
+  static std::array<int, K> pick(const float *x) {
+    std::array<int, N> order;
+    for (int i = 0; i < N; ++i)
+      order[size_t(i)] = i;
+    std::partial_sort(order.begin(), order.begin() + K, order.end(),
+                      [x](int a, int b) { return x[a] != x[b] ? x[a] > x[b] : a < b; });
+    std::array<int, K> top;
+    std::copy_n(order.begin(), K, top.begin());
+    return top;
+  }
+  static void forward(In<N> x, Out<K> y) {
+    for (Eigen::Index r = 0; r < x.rows(); ++r) {
+      std::array<int, K> top = pick(x.data() + r * N);
+      for (int j = 0; j < K; ++j)
+        y(r, j) = x(r, top[size_t(j)]);
+    }
+  }
+  static void backward(In<N> x, In<K> dy, Out<N> dx) {
+    for (Eigen::Index r = 0; r < x.rows(); ++r) {
+      std::array<int, K> top = pick(x.data() + r * N);
+      for (int j = 0; j < K; ++j)
+        dx(r, top[size_t(j)]) += dy(r, j);
+    }
+  }
+};
+
+/// The positions top_k picks, as floats of an i32 tensor (no gradient).
+template <int N, int K> struct TopKIndices {
+  static void forward(In<N> x, Out<K> y) {
+    for (Eigen::Index r = 0; r < x.rows(); ++r) {
+      std::array<int, K> top = TopK<N, K>::pick(x.data() + r * N);
+      for (int j = 0; j < K; ++j)
+        y(r, j) = float(top[size_t(j)]);
     }
   }
 };
