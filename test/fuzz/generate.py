@@ -7,7 +7,7 @@ The program is a model over one example type that uses most of the language:
 records, a union with several variants, optionals, a recursive data type
 walked by a recursive def, every combinator, lambdas with captures, match and
 if in tensor and host positions, decisions on computed values (if on a
-computed scalar, loop, item, beam: in forms whose loss stays continuous, so
+computed scalar, loop, item, beam, top_k: in forms whose loss stays continuous, so
 that the gradient check holds), element-wise builtins, reductions, softmaxes,
 slices, concat, embeddings, fc/lstm/gru layers, params used as values,
 constant-only subexpressions, losses and metrics. Every tensor expression is
@@ -116,6 +116,8 @@ class Program:
             lambda: f"{self.param(n)} * {self.tensor(n, d, scope)}",
             lambda: self.call(n, d, scope),
             lambda: self.decision(n, d, scope),
+            # the k largest of a wider vector: continuous in it (kinks at ties)
+            lambda: f"top_k({n}, {self.tensor(n + r.randint(0, 2), d, scope)}).0",
         ]
         if n >= 2:
             choices.append(lambda: self.concat(n, d, scope))
