@@ -30,6 +30,7 @@ GeneratedCpp generateCpp(const BatchPlan &plan, const std::string &ns,
   source.line("#include \"" + out.name + ".h\"");
   source.line("#include \"runtime/engine/Primitives.h\"");
   source.line("#include \"runtime/engine/Beam.h\"");
+  source.line("#include \"runtime/engine/SegmentKernel.h\"");
   source.line("#include \"runtime/engine/Unfold.h\"");
   source.line();
   {

@@ -45,6 +45,8 @@ public:
       : plan_(plan), k_(k), s_(s) {}
 
   void emit() {
+    if (opInfo(k_.ops[0].kind).family == OpFamily::Segment)
+      return emitSegment();
     layOutHost();
     findSliceViews();
     findBiasesInPlace();
@@ -64,6 +66,20 @@ public:
   }
 
 private:
+  /// A segment kernel is the runtime's variadic SegmentKernel at this width.
+  void emitSegment() {
+    std::string cls = CppNames::kernelClass(k_);
+    OpKind op = k_.ops[0].kind;
+    std::string kind = op == OpKind::SegmentMean ? "Mean" : op == OpKind::SegmentMax ? "Max" : "Sum";
+    std::string base = "foldc::rt::SegmentKernel<foldc::rt::ops::ReduceKind::" + kind + ", " +
+                       str(widthOf(k_.ops[0].type)) + ">";
+    auto c = s_.scope("class " + cls + " final : public " + base + " {", "};");
+    s_.line("public:");
+    s_.line("/// " + k_.name + ": source line " + str(k_.range.begin.line) + ".");
+    s_.line("explicit " + cls + "(const foldc::rt::ParamStore & /*params*/) : " + base + "(\"" +
+            k_.name + "\") {}");
+  }
+
   void layOutHost() {
     slots_ = hostLayout(k_);
     ints_ = floats_ = 0;
@@ -81,8 +97,8 @@ private:
   void findSliceViews() {
     view_.assign(k_.ops.size(), false);
     for (size_t i = 0; i < k_.ops.size(); ++i)
-      view_[i] =
-          opInfo(k_.ops[i].kind).family == OpFamily::Slice && k_.ops[i].operands[0].isTensor();
+      view_[i] = opInfo(k_.ops[i].kind).family == OpFamily::Slice &&
+                 k_.ops[i].operands[0].isTensor() && along(k_.ops[i]).isRow();
     for (const KernelResult &r : k_.results)
       view_[size_t(r.op)] = false;
     for (const PlanOp &op : k_.ops) {
@@ -218,6 +234,22 @@ private:
     return 1;
   }
 
+  /// The tensor type of an operand (host numbers and constants: their floats
+  /// as a vector, or a scalar).
+  TypeRef typeOfOperand(const PlanOperand &o) const {
+    switch (o.kind) {
+    case PlanOperand::Kind::Op:
+      return k_.ops[size_t(o.index)].type;
+    case PlanOperand::Kind::Argument:
+      return k_.args[size_t(o.index)];
+    case PlanOperand::Kind::Host:
+    case PlanOperand::Kind::Constant:
+      break;
+    }
+    int64_t w = widthOfOperand(o);
+    return w == 1 ? types::f32() : types::f32({w});
+  }
+
   /// `In<W>(data, rows, W)` or `Out<W>(...)`: a batch view of W floats a row.
   static std::string view(const char *kind, const std::string &data, int64_t width) {
     std::string w = str(width);
@@ -273,6 +305,47 @@ private:
     return p + (kind ? ", " : "") + commaSeparated(widths, str) + ">::";
   }
 
+  /// The first operand of `op` along the op's axis.
+  AxisSplit along(const PlanOp &op) const {
+    return axisSplit(typeOfOperand(op.operands[0]), op.attrs.axis);
+  }
+
+  /// `Primitive<Kind, O, N, I, extra...>::` of AxisPrimitives.h for an op
+  /// along an axis that is not a plain row.
+  std::string axisCall(const std::string &primitive, const PlanOp &op,
+                       std::vector<int64_t> extra = {}) const {
+    AxisSplit a = along(op);
+    std::vector<int64_t> sizes = {a.outer, a.n, a.inner};
+    sizes.insert(sizes.end(), extra.begin(), extra.end());
+    return primitive + commaSeparated(sizes, str) + ">::";
+  }
+
+  /// The kind argument of ReduceAxis (`ReduceKind::Sum, `).
+  static std::string reduceKind(const PlanOp &op) {
+    return "ReduceKind::" + std::string(opInfo(op.kind).kindName) + ", ";
+  }
+
+  /// Concatenation along an axis with dimensions before it: each operand's
+  /// blocks placed at its offset, in either direction.
+  void concatAlongAxis(const PlanOp &op, int i, bool backward) {
+    AxisSplit whole = axisSplit(op.type, op.attrs.axis);
+    int64_t offset = 0;
+    for (size_t j = 0; j < op.operands.size(); ++j) {
+      int64_t n = axisSplit(typeOfOperand(op.operands[j]), op.attrs.axis).n;
+      std::string part = "ConcatAxisPart<" +
+                         commaSeparated(std::vector<int64_t>{whole.outer, n, offset, whole.n,
+                                                             whole.inner},
+                                        str) +
+                         ">::";
+      if (!backward)
+        s_.line(part + "forward(" + in(op.operands[j]) + ", " + outOf(i) + ");");
+      else if (op.operands[j].isTensor())
+        s_.line(part + "backward(" + view("In", gradName(i) + ".data()", widthOf(op.type)) +
+                ", " + gradOf(op.operands[j]) + ");");
+      offset += n;
+    }
+  }
+
   /// Linear<I, O> of the whole parameter, Linear<I, O, LO, COLS> of its
   /// columns [LO, LO + O) out of COLS.
   std::vector<int64_t> linearSizes(const PlanOp &op, int64_t in, int64_t out) const {
@@ -301,9 +374,17 @@ private:
     const auto &o = op.operands;
     std::vector<int64_t> w = operandWidths(op);
     switch (info.family) {
-    case OpFamily::Unary:
     case OpFamily::Softmax:
     case OpFamily::LogSoftmax:
+      if (!along(op).isRow()) {
+        bool log = info.family == OpFamily::LogSoftmax;
+        s_.line(axisCall(log ? "SoftmaxAxis<true, " : "SoftmaxAxis<false, ", op) + "forward(" +
+                in(o[0]) + ", " + out + ");");
+        return;
+      }
+      [[fallthrough]];
+    case OpFamily::Unary:
+    case OpFamily::Reshape:
       s_.line(call(op, {W}) + "forward(" + in(o[0]) + ", " + out + ");");
       return;
     case OpFamily::Binary:
@@ -312,7 +393,19 @@ private:
       return;
     case OpFamily::Reduce:
     case OpFamily::Argmax:
-      s_.line(call(op, w) + "forward(" + in(o[0]) + ", " + out + ");");
+      if (!along(op).isRow())
+        s_.line(axisCall(info.family == OpFamily::Reduce ? "ReduceAxis<" + reduceKind(op)
+                                                         : std::string("ArgmaxAxis<"),
+                         op) +
+                "forward(" + in(o[0]) + ", " + out + ");");
+      else
+        s_.line(call(op, w) + "forward(" + in(o[0]) + ", " + out + ");");
+      return;
+    case OpFamily::Transpose:
+      s_.line(call(op, typeOfOperand(o[0])->shape) + "forward(" + in(o[0]) + ", " + out + ");");
+      return;
+    case OpFamily::Outer:
+      s_.line(call(op, w) + "forward(" + in(o[0]) + ", " + in(o[1]) + ", " + out + ");");
       return;
     case OpFamily::TopK:
     case OpFamily::TopKIndices:
@@ -338,10 +431,16 @@ private:
               out + ");");
       return;
     case OpFamily::Slice:
-      s_.line(call(op, {w[0], op.attrs.lo, op.attrs.hi}) + "forward(" + in(o[0]) + ", " + out +
-              ");");
+      if (!along(op).isRow())
+        s_.line(axisCall("SliceAxis<", op, {op.attrs.lo, op.attrs.hi}) + "forward(" + in(o[0]) +
+                ", " + out + ");");
+      else
+        s_.line(call(op, {w[0], op.attrs.lo, op.attrs.hi}) + "forward(" + in(o[0]) + ", " + out +
+                ");");
       return;
     case OpFamily::Concat: {
+      if (axisSplit(op.type, op.attrs.axis).outer > 1) // operands interleave
+        return concatAlongAxis(op, i, false);
       int64_t offset = 0;
       for (size_t j = 0; j < o.size(); ++j) {
         s_.line("v.v" + str(i) + ".middleCols(" + str(offset) + ", " + str(w[j]) +
@@ -365,6 +464,8 @@ private:
       s_.line(call(op, {W}) + "forward(" + in(o[0]) + ", " + floatLiteral(op.attrs.rate) + ", " +
               str(i) + ", c.instanceKeys, *c.ctx, " + out + ");");
       return;
+    case OpFamily::Segment:
+      return; // a SegmentKernel (emitSegment)
     case OpFamily::Fill:
       s_.line("v.v" + str(i) + ".setConstant(" + (op.kind == OpKind::Ones ? "1.0f" : "0.0f") +
               ");");
@@ -439,14 +540,35 @@ private:
       return;
     case OpFamily::Softmax:
     case OpFamily::LogSoftmax:
+      if (!along(op).isRow()) {
+        bool log = info.family == OpFamily::LogSoftmax;
+        s_.line(axisCall(log ? "SoftmaxAxis<true, " : "SoftmaxAxis<false, ", op) + "backward(" +
+                y + ", " + dy + ", " + gradOf(o[0]) + ");");
+        return;
+      }
       s_.line(call(op, {W}) + "backward(" + y + ", " + dy + ", " + gradOf(o[0]) + ");");
+      return;
+    case OpFamily::Reshape:
+      s_.line(call(op, {W}) + "backward(" + dy + ", " + gradOf(o[0]) + ");");
+      return;
+    case OpFamily::Transpose:
+      s_.line(call(op, typeOfOperand(o[0])->shape) + "backward(" + dy + ", " + gradOf(o[0]) +
+              ");");
+      return;
+    case OpFamily::Outer:
+      s_.line(call(op, w) + "backward(" + in(o[0]) + ", " + in(o[1]) + ", " + dy + ", " +
+              gradOf(o[0]) + ", " + gradOf(o[1]) + ");");
       return;
     case OpFamily::Binary:
       s_.line(call(op, w) + "backward(" + in(o[0]) + ", " + in(o[1]) + ", " + dy + ", " +
               gradOf(o[0]) + ", " + gradOf(o[1]) + ");");
       return;
     case OpFamily::Reduce:
-      s_.line(call(op, w) + "backward(" + in(o[0]) + ", " + dy + ", " + gradOf(o[0]) + ");");
+      if (!along(op).isRow())
+        s_.line(axisCall("ReduceAxis<" + reduceKind(op), op) + "backward(" + in(o[0]) + ", " + dy +
+                ", " + gradOf(o[0]) + ");");
+      else
+        s_.line(call(op, w) + "backward(" + in(o[0]) + ", " + dy + ", " + gradOf(o[0]) + ");");
       return;
     case OpFamily::Gather:
       s_.line(call(op, {W}) + "backward(" + indices(o[0]) + ", " + param(op) + ", " + dy + ");");
@@ -469,10 +591,16 @@ private:
               dy + ", " + gradOf(o[0]) + ", " + gradOf(o[1]) + ");");
       return;
     case OpFamily::Slice:
-      s_.line(call(op, {w[0], op.attrs.lo, op.attrs.hi}) + "backward(" + dy + ", " + gradOf(o[0]) +
-              ");");
+      if (!along(op).isRow())
+        s_.line(axisCall("SliceAxis<", op, {op.attrs.lo, op.attrs.hi}) + "backward(" + dy + ", " +
+                gradOf(o[0]) + ");");
+      else
+        s_.line(call(op, {w[0], op.attrs.lo, op.attrs.hi}) + "backward(" + dy + ", " +
+                gradOf(o[0]) + ");");
       return;
     case OpFamily::Concat: {
+      if (axisSplit(op.type, op.attrs.axis).outer > 1) // operands interleave
+        return concatAlongAxis(op, i, true);
       int64_t offset = 0;
       for (size_t j = 0; j < o.size(); ++j) {
         if (o[j].isTensor())
@@ -506,6 +634,7 @@ private:
     case OpFamily::OneHot:
     case OpFamily::Fill:
     case OpFamily::FromHost:
+    case OpFamily::Segment: // a SegmentKernel (emitSegment)
       return; // no gradient flows
     }
   }

@@ -218,6 +218,13 @@ private:
       return role(s.role, s.metric, valueCpp(s.values[0]));
     case UnfoldStep::Kind::Sequence:
       return sequence(s);
+    case UnfoldStep::Kind::Segment:
+      s_.line(kUnused + "const " + valueType(s.type) + " " + local(s.target) +
+              " = foldc::rt::segmentReduce(graph, *kernels_[" +
+              str(kernelIndex_[size_t(s.kernel)]) + "], " + valueCpp(s.values[0]) + ", " +
+              valueCpp(s.values[1]) + ", " + valueCpp(s.values[2]) + ", \"" +
+              std::string(opInfo(plan_.kernels[size_t(s.kernel)].ops[0].kind).name) + "\");");
+      return;
     case UnfoldStep::Kind::Arm:
     case UnfoldStep::Kind::Yield:
       break; // inside Match / Combinator
@@ -632,6 +639,10 @@ private:
       return "foldc::rt::concatLists(" + commaSeparated(args, std::identity()) + ")";
     case ListOp::Ngrams:
       return "foldc::rt::ngrams<" + str(first->integer) + ">(" + args[1] + ")";
+    case ListOp::Range:
+      return "foldc::rt::range(" + args[0] + ")";
+    case ListOp::Gather:
+      return "foldc::rt::gather(" + args[0] + ", " + args[1] + ")";
     case ListOp::List:
       break;
     }

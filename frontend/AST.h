@@ -161,6 +161,7 @@ enum class ExprKind {
   Call,
   Index,
   Slice,
+  Subscripts,
   Neg,
   Not,
   Binary,
@@ -247,7 +248,7 @@ struct CallExpr : Expr {
   std::vector<Argument> args;
 };
 
-/// `base[i]`: the last axis of a tensor, or an element of a list.
+/// `base[i]`: the first axis of a tensor, or an element of a list.
 struct IndexExpr : Expr {
   IndexExpr(SourceRange r, ExprPtr b, ExprPtr i)
       : Expr(Kind::Index, r), base(std::move(b)), index(std::move(i)) {}
@@ -261,6 +262,24 @@ struct SliceExpr : Expr {
       : Expr(Kind::Slice, r), base(std::move(b)), lo(std::move(l)), hi(std::move(h)) {}
   FOLDC_NODE(Expr, Slice)
   ExprPtr base, lo, hi;
+};
+
+/// One axis of `base[i, a:b]`: an index, or a range (`lo`, `hi` may be null).
+struct Subscript {
+  SourceRange range;
+  ExprPtr index; ///< null for a range
+  ExprPtr lo, hi;
+  bool isRange() const { return !index; }
+};
+
+/// `base[s0, s1, ...]`: two or more subscripts of a tensor, one per axis
+/// from the first.
+struct SubscriptsExpr : Expr {
+  SubscriptsExpr(SourceRange r, ExprPtr b, std::vector<Subscript> s)
+      : Expr(Kind::Subscripts, r), base(std::move(b)), subscripts(std::move(s)) {}
+  FOLDC_NODE(Expr, Subscripts)
+  ExprPtr base;
+  std::vector<Subscript> subscripts;
 };
 
 struct NegExpr : Expr {

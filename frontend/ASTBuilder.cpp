@@ -237,6 +237,21 @@ ExprPtr ASTBuilder::buildExpr(P::ExprContext *ctx) {
         args.push_back(buildArgument(a));
     return std::make_unique<CallExpr>(range, buildExpr(c->expr()), std::move(args));
   }
+  if (auto *c = dynamic_cast<P::SubscriptsExprContext *>(ctx)) {
+    std::vector<Subscript> subscripts;
+    for (auto *s : c->subscript()) {
+      Subscript sub;
+      sub.range = rangeOf(s);
+      if (auto *r = dynamic_cast<P::RangeSubscriptContext *>(s)) {
+        sub.lo = r->lo ? buildExpr(r->lo) : nullptr;
+        sub.hi = r->hi ? buildExpr(r->hi) : nullptr;
+      } else {
+        sub.index = buildExpr(static_cast<P::IndexSubscriptContext *>(s)->expr());
+      }
+      subscripts.push_back(std::move(sub));
+    }
+    return std::make_unique<SubscriptsExpr>(range, buildExpr(c->expr()), std::move(subscripts));
+  }
   if (auto *c = dynamic_cast<P::SliceExprContext *>(ctx))
     return std::make_unique<SliceExpr>(range, buildExpr(c->expr(0)),
                                        c->lo ? buildExpr(c->lo) : nullptr,

@@ -222,6 +222,9 @@ private:
     case ExprKind::Slice:
       os << "Slice";
       break;
+    case ExprKind::Subscripts:
+      os << "Subscripts";
+      break;
     case ExprKind::Neg:
       os << "Neg";
       break;
@@ -280,6 +283,21 @@ private:
     } else if (auto *c = dyn_cast<IndexExpr>(&e)) {
       sub(c->base);
       sub(c->index);
+    } else if (auto *c = dyn_cast<SubscriptsExpr>(&e)) {
+      sub(c->base);
+      for (const Subscript &s : c->subscripts) {
+        if (!s.isRange()) {
+          sub(s.index);
+          continue;
+        }
+        line(depth) << "Range " << rangeText(s.range) << '\n';
+        for (const ExprPtr *bound : {&s.lo, &s.hi}) {
+          if (*bound)
+            expr(**bound, depth + 1);
+          else
+            line(depth + 1) << "<open>\n";
+        }
+      }
     } else if (auto *c = dyn_cast<SliceExpr>(&e)) {
       sub(c->base);
       if (c->lo)
@@ -401,6 +419,17 @@ std::string toSource(const Expr &e) {
     auto &s = static_cast<const SliceExpr &>(e);
     return operand(*s.base, 9) + "[" + (s.lo ? toSource(*s.lo) : "") + ":" +
            (s.hi ? toSource(*s.hi) : "") + "]";
+  }
+  case ExprKind::Subscripts: {
+    auto &s = static_cast<const SubscriptsExpr &>(e);
+    return operand(*s.base, 9) + "[" +
+           joined(s.subscripts,
+                  [](const Subscript &x) {
+                    return x.isRange() ? (x.lo ? toSource(*x.lo) : "") + ":" +
+                                             (x.hi ? toSource(*x.hi) : "")
+                                       : toSource(*x.index);
+                  }) +
+           "]";
   }
   case ExprKind::Neg:
     return "-" + operand(*static_cast<const NegExpr &>(e).operand, 8);

@@ -51,6 +51,7 @@ expr
   | expr '.' (ID | INT)                                           # memberExpr
   | expr '.' FLOAT                                                # doubleIndexExpr
   | expr '(' argList? ')'                                         # callExpr
+  | expr '[' subscript (',' subscript)+ ','? ']'                  # subscriptsExpr
   | expr '[' lo=expr? ':' hi=expr? ']'                            # sliceExpr
   | expr '[' expr ']'                                             # indexExpr
   | '-' expr                                                      # negExpr
@@ -84,6 +85,12 @@ matchArm : armPattern '=>' expr ;
 armPattern
   : ctor=ID binder=(ID | '_')?                                    # variantArm
   | '_'                                                           # defaultArm
+  ;
+
+// One axis of `m[i, a:b]`: an index, or a range with either bound left out.
+subscript
+  : lo=expr? ':' hi=expr?                                         # rangeSubscript
+  | expr                                                          # indexSubscript
   ;
 
 argList  : argument (',' argument)* ','? ;

@@ -12,6 +12,21 @@ int64_t widthOf(const TypeRef &tensor) {
   return n;
 }
 
+AxisSplit axisSplit(const TypeRef &tensor, int axis) {
+  const std::vector<int64_t> &shape = tensor->shape;
+  int rank = int(shape.size());
+  if (axis < 0)
+    axis = rank - 1;
+  if (rank == 0)
+    return {1, 1, 1};
+  if (axis >= rank)
+    return {1, 0, 1};
+  AxisSplit split;
+  for (int d = 0; d < rank; ++d)
+    (d < axis ? split.outer : d == axis ? split.n : split.inner) *= shape[size_t(d)];
+  return split;
+}
+
 double KernelPlan::flops() const {
   double total = 0;
   for (const PlanOp &op : ops)
@@ -110,6 +125,10 @@ std::string_view listOpName(ListOp op) {
     return "slice";
   case ListOp::Concat:
     return "concat";
+  case ListOp::Range:
+    return "range";
+  case ListOp::Gather:
+    return "gather";
   }
   return "?";
 }

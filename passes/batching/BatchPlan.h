@@ -69,8 +69,9 @@ struct PlanOperand {
 /// An op's typed attribute (which one an op has: Ops.def's Attr column).
 struct OpAttrs {
   int param = -1;         ///< Param: index in BatchPlan::params
-  int64_t lo = 0, hi = 0; ///< Range: [lo, hi) of the operand's last axis; Linear:
+  int64_t lo = 0, hi = 0; ///< Range: [lo, hi) of the operand's axis `axis`; Linear:
                           ///< the columns [lo, hi) of its parameter when hi > 0
+  int axis = -1;          ///< Range, Axis: of the (first) operand; -1 the last
   double rate = 0;        ///< Rate: dropout's probability of dropping
   auto operator<=>(const OpAttrs &) const = default;
 };
@@ -174,7 +175,7 @@ struct Handle {
 };
 
 /// Builtins that unfolding computes on lists.
-enum class ListOp { List, Length, Nth, Zip, Ngrams, Reverse, Index, Slice, Concat };
+enum class ListOp { List, Length, Nth, Zip, Ngrams, Reverse, Index, Slice, Concat, Range, Gather };
 /// Host arithmetic and comparisons.
 enum class HostOp { Add, Sub, Mul, Div, Eq, Ne, Lt, Le, Gt, Ge, And, Or };
 std::string_view spelling(HostOp op);
@@ -239,6 +240,8 @@ struct UnfoldStep {
                 ///< element (and state); children: the body, ending in Yield
     Yield,      ///< the body's value for one element: values[0]
     Sequence,   ///< target = `sequence` across a list values[0], over `helpers`
+    Segment,    ///< target = one instance of the variadic `kernel` per segment
+                ///< [0, values[2]) of the list values[0], by the ids values[1]
     Structural, ///< target = `listOp` of values
     Match,      ///< on host values[0]; children: Arms; assigns target
     Arm,        ///< a variant (`variant`), Some/None, or the default; `binder` gets the payload
@@ -316,6 +319,16 @@ struct BatchPlan {
 
 /// The number of floats of a tensor type.
 int64_t widthOf(const TypeRef &tensor);
+
+/// A tensor seen along one axis as [outer, n, inner]: outer the product of
+/// the dimensions before it, n its own, inner the product of those after.
+struct AxisSplit {
+  int64_t outer = 1, n = 1, inner = 1;
+  /// The last axis of a vector (or a scalar): a plain row.
+  bool isRow() const { return outer == 1 && inner == 1; }
+};
+/// `tensor` along `axis` (-1: the last); n = 0 when it has no such axis.
+AxisSplit axisSplit(const TypeRef &tensor, int axis);
 
 /// `foldc --emit=plan`: the kernels, then each function's unfolding steps.
 void printPlan(const BatchPlan &plan, std::ostream &out);

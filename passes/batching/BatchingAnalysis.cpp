@@ -244,6 +244,12 @@ void Lowering::forEachSubexpression(const Expr &e, const std::function<void(cons
   else if (auto *i = dyn_cast<IndexExpr>(&e)) {
     f(*i->base);
     f(*i->index);
+  } else if (auto *s = dyn_cast<SubscriptsExpr>(&e)) {
+    f(*s->base);
+    for (const Subscript &x : s->subscripts)
+      for (const ExprPtr *part : {&x.index, &x.lo, &x.hi})
+        if (*part)
+          f(**part);
   } else if (auto *s = dyn_cast<SliceExpr>(&e)) {
     f(*s->base);
     if (s->lo)

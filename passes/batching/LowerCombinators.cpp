@@ -81,6 +81,10 @@ LoweredValue Lowering::builtin(Builtin builtin, std::vector<LoweredValue> args, 
     return listOperation(ListOp::Ngrams, builtin, args, type, ctx);
   case Builtin::Reverse:
     return listOperation(ListOp::Reverse, builtin, args, type, ctx);
+  case Builtin::Range:
+    return listOperation(ListOp::Range, builtin, args, type, ctx);
+  case Builtin::Gather:
+    return listOperation(ListOp::Gather, builtin, args, type, ctx);
   case Builtin::Map:
     return loop(CombinatorKind::Map, builtin, args, type, site, ctx);
   case Builtin::ZipWith:
@@ -140,21 +144,11 @@ LoweredValue Lowering::tensorFunction(Builtin builtin, std::vector<LoweredValue>
   if (builtin == Builtin::Concat && args[0].type->kind == TypeKind::List)
     return listOperation(ListOp::Concat, builtin, args, type, ctx);
   OpKind op = *opOf(builtin);
-  switch (opInfo(op).family) {
-  case OpFamily::Reduce:
-  case OpFamily::Argmax:
-  case OpFamily::Softmax:
-  case OpFamily::LogSoftmax:
-  case OpFamily::Concat:
-  case OpFamily::Dot:
-    for (const LoweredValue &a : args)
-      if (a.type->isTensor() && a.type->shape.size() >= 2)
-        return notSupported(site.range(), "'" + name + "' of a tensor of rank 2 or more", type);
-    break;
-  default:
-    break;
-  }
+  if (opInfo(op).family == OpFamily::Segment)
+    return segment(op, args, type, site, ctx);
   OpAttrs attrs;
+  if (opInfo(op).attr == OpAttr::Axis)
+    attrs.axis = axisOfCall(site, args[0].type);
   std::vector<LoweredValue> operands;
   switch (op) {
   case OpKind::Zeros:
@@ -163,6 +157,9 @@ LoweredValue Lowering::tensorFunction(Builtin builtin, std::vector<LoweredValue>
   case OpKind::OneHot:
   case OpKind::Vector:
     operands = {args[1]}; // one_hot(D, i), vector(n, xs): the size is in the type
+    break;
+  case OpKind::Reshape:
+    operands = {args[0]}; // reshape(x, d...): the shape is in the type
     break;
   case OpKind::TopK: { // two ops: the values, then their positions
     attrs.hi = type->elements[0]->shape[0];
@@ -182,6 +179,30 @@ LoweredValue Lowering::tensorFunction(Builtin builtin, std::vector<LoweredValue>
     operands = args;
   }
   return emit(ctx, op, operands, type, site.range(), attrs);
+}
+
+LoweredValue Lowering::segment(OpKind op, const std::vector<LoweredValue> &args,
+                              const TypeRef &type, const Expr &site, Context &ctx) {
+  std::string name(opInfo(op).name);
+  TypeRef element = type->element0();
+  UnfoldStep s = structuralStep(ListOp::List, args);
+  s.kind = UnfoldStep::Kind::Segment;
+  s.range = site.range();
+  s.text = name + "(" + commaSeparatedTexts(s.values) + "): one instance a segment";
+  s.kernel = helperKernel(ctx.name + "." + name, site.range(), op, {element}, element);
+  return structural(ctx, std::move(s), type, maxStage(args));
+}
+
+int Lowering::axisOfCall(const Expr &site, const TypeRef &tensor) const {
+  auto *call = dyn_cast<CallExpr>(&site);
+  if (!call)
+    return -1;
+  for (const Argument &a : call->args)
+    if (a.name == "axis") {
+      int axis = program_.callAxes.at(a.value.get());
+      return axis + 1 == int(tensor->shape.size()) ? -1 : axis;
+    }
+  return -1;
 }
 
 std::vector<HostExprRef> Lowering::hostOperands(const std::vector<LoweredValue> &args) {

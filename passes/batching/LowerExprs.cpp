@@ -63,6 +63,7 @@ LoweredValue Lowering::eval(const Expr &e, Context &ctx) {
     return evalBinary(static_cast<const BinaryExpr &>(e), type, ctx);
   case ExprKind::Index:
   case ExprKind::Slice:
+  case ExprKind::Subscripts:
     return evalIndexOrSlice(e, type, ctx);
   case ExprKind::Call:
     return evalCall(static_cast<const CallExpr &>(e), type, ctx);
@@ -280,10 +281,17 @@ LoweredValue Lowering::evalBinary(const BinaryExpr &b, const TypeRef &type, Cont
   return emit(ctx, *op, {lhs, rhs}, type, b.range());
 }
 
+/// The subscripted expression of an index, a slice or several subscripts.
+static const Expr &subscriptedBase(const Expr &e) {
+  if (auto *index = dyn_cast<IndexExpr>(&e))
+    return *index->base;
+  if (auto *slice = dyn_cast<SliceExpr>(&e))
+    return *slice->base;
+  return *static_cast<const SubscriptsExpr &>(e).base;
+}
+
 LoweredValue Lowering::evalIndexOrSlice(const Expr &e, const TypeRef &type, Context &ctx) {
-  const Expr &base = isa<IndexExpr>(&e) ? *static_cast<const IndexExpr &>(e).base
-                                        : *static_cast<const SliceExpr &>(e).base;
-  LoweredValue b = eval(base, ctx);
+  LoweredValue b = eval(subscriptedBase(e), ctx);
   if (b.type->kind == TypeKind::List) { // of a list: unfolding picks the elements
     ListOp op = isa<IndexExpr>(&e) ? ListOp::Index : ListOp::Slice;
     std::vector<LoweredValue> parts = {b};
@@ -303,23 +311,26 @@ LoweredValue Lowering::evalIndexOrSlice(const Expr &e, const TypeRef &type, Cont
     }
     return structural(ctx, structuralStep(op, parts, toSource(e)), type, 0);
   }
-  if (b.type->isTensor() && b.type->shape.size() >= 2)
-    return notSupported(e.range(), "indexing or slicing a tensor of rank 2 or more", type);
-  OpAttrs range;
-  std::tie(range.lo, range.hi) = boundsOf(e, b.type);
-  return emit(ctx, OpKind::Slice, {b}, type, e.range(), range);
+  return sliceTensor(b, program_.tensorSubscripts.at(&e), ctx, e.range());
 }
 
-std::pair<int64_t, int64_t> Lowering::boundsOf(const Expr &e, const TypeRef &base) {
-  auto value = [&](const Expr *x, int64_t otherwise) -> int64_t {
-    return x ? program_.consts->evaluate(*x, nullptr)->intValue : otherwise;
-  };
-  if (auto *index = dyn_cast<IndexExpr>(&e)) {
-    int64_t i = value(index->index.get(), 0);
-    return {i, i + 1};
+LoweredValue Lowering::sliceTensor(LoweredValue value, const std::vector<AxisRange> &ranges,
+                                   Context &ctx, SourceRange at) {
+  // From the last axis to the first: an index dropping its axis leaves the
+  // numbers of the axes before it as they were.
+  for (auto range = ranges.rbegin(); range != ranges.rend(); ++range) {
+    std::vector<int64_t> shape = value.type->shape;
+    OpAttrs attrs;
+    attrs.lo = range->lo;
+    attrs.hi = range->hi;
+    attrs.axis = range->axis + 1 == int(shape.size()) ? -1 : range->axis;
+    if (range->drop)
+      shape.erase(shape.begin() + range->axis);
+    else
+      shape[size_t(range->axis)] = range->hi - range->lo;
+    value = emit(ctx, OpKind::Slice, {value}, types::tensor(value.type->element, shape), at, attrs);
   }
-  auto &slice = static_cast<const SliceExpr &>(e);
-  return {value(slice.lo.get(), 0), value(slice.hi.get(), base->shape.back())};
+  return value;
 }
 
 LoweredValue Lowering::evalCall(const CallExpr &call, const TypeRef &type, Context &ctx) {
@@ -327,7 +338,8 @@ LoweredValue Lowering::evalCall(const CallExpr &call, const TypeRef &type, Conte
     return blockValue(type);
   std::vector<LoweredValue> args;
   for (const Argument &a : call.args)
-    args.push_back(eval(*a.value, ctx));
+    if (a.name.empty()) // `axis:` is an attribute of the op (axisOfCall)
+      args.push_back(eval(*a.value, ctx));
   if (auto *name = dyn_cast<NameExpr>(call.callee.get())) {
     const Symbol &sym = program_.names->names.at(name);
     if (sym.kind == Symbol::Kind::Builtin)

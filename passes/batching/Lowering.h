@@ -192,7 +192,15 @@ private:
   LoweredValue evalIndexOrSlice(const Expr &e, const TypeRef &type, Context &ctx);
 
   /// [lo, hi) of a tensor slice, or of the index, with constants folded.
-  std::pair<int64_t, int64_t> boundsOf(const Expr &e, const TypeRef &base);
+  /// The Slice ops of a tensor's subscripts (AxisRange: what sema found they select).
+  LoweredValue sliceTensor(LoweredValue value, const std::vector<AxisRange> &ranges, Context &ctx,
+                           SourceRange at);
+  /// segment_sum/mean/max: a Segment step over a variadic helper kernel.
+  LoweredValue segment(OpKind op, const std::vector<LoweredValue> &args, const TypeRef &type,
+                       const Expr &site, Context &ctx);
+  /// The axis a builtin call works along: its `axis:` as sema resolved it,
+  /// or -1 for the last axis of `tensor` (written or not).
+  int axisOfCall(const Expr &site, const TypeRef &tensor) const;
 
   /// A Structural step computing `op` of `args`, shown as `shown` when given.
   UnfoldStep structuralStep(ListOp op, const std::vector<LoweredValue> &args,

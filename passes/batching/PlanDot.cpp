@@ -59,7 +59,8 @@ public:
       std::string id = parent + "_" + std::to_string(next_++);
       out_ << "    " << id << " [shape=plaintext, label=\"" << escaped(s.text) << "\"];\n";
       out_ << "    " << parent << " -> " << id << ";\n";
-      if (s.kind == UnfoldStep::Kind::Instance && s.kernel >= 0)
+      if ((s.kind == UnfoldStep::Kind::Instance || s.kind == UnfoldStep::Kind::Segment) &&
+          s.kernel >= 0)
         kernelEdges_ << "  " << id << " -> k" << s.kernel << " [style=dashed, color=blue];\n";
       if (s.kind == UnfoldStep::Kind::Sequence)
         for (int h : s.helpers)

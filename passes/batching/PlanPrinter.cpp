@@ -28,7 +28,8 @@ std::string operandText(const KernelPlan &k, const PlanOperand &o) {
   return "?";
 }
 
-/// The attribute of `op` as printed: a parameter, a range or a rate.
+/// The attribute of `op` as printed: a parameter, a range, an axis (when not
+/// the last) or a rate.
 std::string attributeText(const BatchPlan &plan, const PlanOp &op) {
   switch (opInfo(op.kind).attr) {
   case OpAttr::None:
@@ -40,7 +41,10 @@ std::string attributeText(const BatchPlan &plan, const PlanOp &op) {
     return key;
   }
   case OpAttr::Range:
-    return std::to_string(op.attrs.lo) + ":" + std::to_string(op.attrs.hi);
+    return std::to_string(op.attrs.lo) + ":" + std::to_string(op.attrs.hi) +
+           (op.attrs.axis >= 0 ? " axis " + std::to_string(op.attrs.axis) : "");
+  case OpAttr::Axis:
+    return op.attrs.axis >= 0 ? "axis " + std::to_string(op.attrs.axis) : "";
   case OpAttr::Rate:
     return "rate " + number(op.attrs.rate);
   }

@@ -133,10 +133,20 @@ private:
       if (!holds)
         failOp(what);
     };
+    // Along which axis: [outer, n, inner] of the first operand.
+    AxisSplit along;
+    if ((info.attr == OpAttr::Axis || info.attr == OpAttr::Range) && !op.operands.empty()) {
+      TypeRef first = typeOf(op.operands[0]);
+      along = first && first->isTensor() ? axisSplit(first, op.attrs.axis) : AxisSplit{1, 0, 1};
+      if (along.n == 0 || op.attrs.axis < -1)
+        return failOp("works along axis " + std::to_string(op.attrs.axis) + ", which " +
+                      (first ? toString(first) : std::string("its operand")) + " does not have");
+    }
     switch (info.family) {
     case OpFamily::Unary:
     case OpFamily::Softmax:
     case OpFamily::LogSoftmax:
+    case OpFamily::Reshape:
       if (arity(1))
         expect(w[0] == out,
                "changes the width " + std::to_string(w[0]) + " to " + std::to_string(out));
@@ -151,7 +161,23 @@ private:
     case OpFamily::Reduce:
     case OpFamily::Argmax:
       if (arity(1))
-        expect(out == 1, "gives more than a scalar");
+        expect(out * along.n == w[0], "reduces a width " + std::to_string(w[0]) + " along " +
+                                          std::to_string(along.n) + " to " + std::to_string(out));
+      break;
+    case OpFamily::Transpose:
+      if (arity(1)) {
+        TypeRef x = typeOf(op.operands[0]);
+        expect(x->shape.size() == 2 && op.type->shape.size() == 2 &&
+                   x->shape[0] == op.type->shape[1] && x->shape[1] == op.type->shape[0],
+               "transposes " + toString(x) + " into " + toString(op.type));
+      }
+      break;
+    case OpFamily::Outer:
+      if (arity(2)) {
+        TypeRef a = typeOf(op.operands[0]), b = typeOf(op.operands[1]);
+        expect(a->shape.size() == 1 && b->shape.size() == 1 && out == w[0] * w[1],
+               "multiplies " + toString(a) + " and " + toString(b) + " into " + toString(op.type));
+      }
       break;
     case OpFamily::TopK:
     case OpFamily::TopKIndices:
@@ -199,10 +225,10 @@ private:
       break;
     case OpFamily::Slice:
       if (arity(1))
-        expect(op.attrs.lo >= 0 && op.attrs.lo < op.attrs.hi && op.attrs.hi <= w[0] &&
-                   op.attrs.hi - op.attrs.lo == out,
+        expect(op.attrs.lo >= 0 && op.attrs.lo < op.attrs.hi && op.attrs.hi <= along.n &&
+                   along.outer * (op.attrs.hi - op.attrs.lo) * along.inner == out,
                "takes [" + std::to_string(op.attrs.lo) + ", " + std::to_string(op.attrs.hi) +
-                   ") of a width " + std::to_string(w[0]));
+                   ") of an axis of " + std::to_string(along.n));
       break;
     case OpFamily::Concat: {
       int64_t total = 0;
@@ -232,6 +258,11 @@ private:
       break;
     case OpFamily::Fill:
       arity(0);
+      break;
+    case OpFamily::Segment:
+      if (arity(1))
+        expect(w[0] == out && op.operands[0].kind == PlanOperand::Kind::Argument,
+               "reduces arguments of another width, or not its arguments");
       break;
     case OpFamily::FromHost:
       if (arity(1)) {
@@ -290,6 +321,17 @@ private:
       for (int h : s.helpers)
         if (h < 0 || size_t(h) >= plan_.kernels.size() || !plan_.kernels[size_t(h)].helper)
           failStep(s, "names a helper kernel that is not one");
+      break;
+    }
+    case UnfoldStep::Kind::Segment: {
+      const KernelPlan *k = s.kernel >= 0 && size_t(s.kernel) < plan_.kernels.size()
+                                ? &plan_.kernels[size_t(s.kernel)]
+                                : nullptr;
+      if (!k || !k->helper || k->ops.size() != 1 || k->args.size() != 1 ||
+          opInfo(k->ops[0].kind).family != OpFamily::Segment)
+        failStep(s, "names a kernel that is not one segment op");
+      if (s.values.size() != 3)
+        failStep(s, "takes " + std::to_string(s.values.size()) + " values, not (values, ids, n)");
       break;
     }
     case UnfoldStep::Kind::Match:

@@ -24,6 +24,9 @@ enum class OpFamily {
   MatMul,
   Slice,
   Concat,
+  Transpose, ///< [a, b] -> [b, a]
+  Outer,     ///< [a], [b] -> [a, b]
+  Reshape,   ///< the same numbers under another shape
   Dot,
   Softmax,
   LogSoftmax,
@@ -35,6 +38,7 @@ enum class OpFamily {
   Mse,
   SigmoidXent,
   Dropout,
+  Segment, ///< the sum/mean/max of a variadic kernel's arguments
   Fill,
   FromHost
 };
@@ -43,7 +47,8 @@ enum class OpFamily {
 enum class OpAttr {
   None,
   Param, ///< the parameter it reads
-  Range, ///< [lo, hi) of the last axis
+  Range, ///< [lo, hi) of an axis (and the axis)
+  Axis,  ///< the axis it works along
   Rate,  ///< dropout's rate
 };
 

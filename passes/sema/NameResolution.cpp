@@ -256,6 +256,15 @@ private:
         resolveExpr(*e.hi);
       return;
     }
+    case ExprKind::Subscripts: {
+      auto &e = static_cast<const SubscriptsExpr &>(expr);
+      resolveExpr(*e.base);
+      for (const Subscript &s : e.subscripts)
+        for (const ExprPtr *part : {&s.index, &s.lo, &s.hi})
+          if (*part)
+            resolveExpr(**part);
+      return;
+    }
     case ExprKind::Neg:
       resolveExpr(*static_cast<const NegExpr &>(expr).operand);
       return;

@@ -48,7 +48,8 @@ std::optional<TypeRef> TypeChecker::listElement(const Arg &arg, const std::strin
 
 /// sum/mean/max/min: over a sequence of tensors (element-wise), or over the
 /// last axis of one tensor.
-TypeRef TypeChecker::checkBuiltinCall(Builtin builtin, std::vector<Arg> args, SourceRange range) {
+TypeRef TypeChecker::checkBuiltinCall(Builtin builtin, std::vector<Arg> args, SourceRange range,
+                                      const Arg *axis) {
   for (const Arg &a : args)
     if (a.type->isError())
       return a.type;
@@ -65,16 +66,30 @@ TypeRef TypeChecker::checkBuiltinCall(Builtin builtin, std::vector<Arg> args, So
   case Builtin::Mean:
   case Builtin::Max:
   case Builtin::Min:
-    return checkReduction(info, args[0]);
+    return checkReduction(info, args[0], axis);
   case Builtin::Softmax:
   case Builtin::LogSoftmax:
-    return checkSoftmax(info, args[0]);
+    return checkSoftmax(info, args[0], axis);
   case Builtin::Dot:
     return checkDot(args, range);
   case Builtin::Concat:
-    return checkConcat(args);
+    return checkConcat(args, axis);
   case Builtin::Argmax:
-    return checkArgmax(args[0]);
+    return checkArgmax(args[0], axis);
+  case Builtin::Transpose:
+    return checkTranspose(args[0]);
+  case Builtin::Outer:
+    return checkOuter(args);
+  case Builtin::Reshape:
+    return checkReshape(args);
+  case Builtin::SegmentSum:
+  case Builtin::SegmentMean:
+  case Builtin::SegmentMax:
+    return checkSegment(info, args);
+  case Builtin::Range:
+    return checkRange(args[0]);
+  case Builtin::Gather:
+    return checkGather(args);
   case Builtin::TopK:
     return checkTopK(args);
   case Builtin::OneHot:
@@ -128,11 +143,42 @@ TypeRef TypeChecker::checkElementwise(const BuiltinInfo &info, const Arg &arg) {
   return t ? *t : types::errorType();
 }
 
-/// sum/mean/max/min: over a sequence of tensors (element-wise), or over the
-/// last axis of one tensor.
-TypeRef TypeChecker::checkReduction(const BuiltinInfo &info, const Arg &arg) {
+std::optional<int> TypeChecker::axisOf(const Arg *axis, size_t rank, const std::string &what) {
+  if (!axis)
+    return int(rank) - 1;
+  if (axis->type->isError())
+    return std::nullopt;
+  auto v = axis->expr ? consts_.evaluate(*axis->expr, nullptr) : std::nullopt;
+  if (!v || !v->isInt) {
+    diag_.error(axis->range) << "the axis of " << what << " is a constant int, found "
+                             << (v ? v->toString() : toString(axis->type));
+    return std::nullopt;
+  }
+  long long k = v->intValue < 0 ? v->intValue + (long long)rank : v->intValue;
+  if (k < 0 || k >= (long long)rank) {
+    diag_.error(axis->range) << "axis " << v->intValue << " is outside a tensor of rank " << rank
+                             << " (axes 0 to " << rank - 1 << ", or -1 for the last)";
+    return std::nullopt;
+  }
+  program_.callAxes[axis->expr] = int(k);
+  return int(k);
+}
+
+/// `shape` without axis `axis`.
+static std::vector<int64_t> withoutAxis(std::vector<int64_t> shape, int axis) {
+  shape.erase(shape.begin() + axis);
+  return shape;
+}
+
+/// sum/mean/max/min: over a sequence of tensors (element-wise), or along an
+/// axis (the last by default) of one tensor.
+TypeRef TypeChecker::checkReduction(const BuiltinInfo &info, const Arg &arg, const Arg *axis) {
   std::string quoted = "'" + std::string(info.name) + "'";
   if (arg.type->kind == TypeKind::List) {
+    if (axis) {
+      diag_.error(axis->range) << quoted << " of a sequence combines its elements: it takes no axis";
+      return types::errorType();
+    }
     TypeRef element = arg.type->element0();
     if (!element->isTensor()) {
       diag_.error(arg.range) << quoted << " of a sequence needs tensors, found "
@@ -149,24 +195,25 @@ TypeRef TypeChecker::checkReduction(const BuiltinInfo &info, const Arg &arg) {
                            << "found " << toString(*t);
     return types::errorType();
   }
-  return types::tensor((*t)->element, {(*t)->shape.begin(), (*t)->shape.end() - 1});
+  auto k = axisOf(axis, (*t)->shape.size(), quoted);
+  return k ? types::tensor((*t)->element, withoutAxis((*t)->shape, *k)) : types::errorType();
 }
 
-TypeRef TypeChecker::checkSoftmax(const BuiltinInfo &info, const Arg &arg) {
+TypeRef TypeChecker::checkSoftmax(const BuiltinInfo &info, const Arg &arg, const Arg *axis) {
   std::string quoted = "'" + std::string(info.name) + "'";
   const TypeRef &t = arg.type;
   if (t->kind == TypeKind::List && t->element0()->isScalarTensor() &&
-      t->element0()->element == ElementType::F32)
+      t->element0()->element == ElementType::F32 && !axis)
     return t; // normalised across the sequence (attention)
   auto tensor = asTensor(arg, quoted.c_str());
   if (!tensor)
     return types::errorType();
   if ((*tensor)->shape.empty()) {
-    diag_.error(arg.range) << quoted << " needs a vector or a sequence of f32 scalars, "
-                           << "found " << toString(t);
+    diag_.error(arg.range) << quoted << " needs a tensor of rank 1 or more or a sequence of f32 "
+                           << "scalars, found " << toString(t);
     return types::errorType();
   }
-  return *tensor;
+  return axisOf(axis, (*tensor)->shape.size(), quoted) ? *tensor : types::errorType();
 }
 
 TypeRef TypeChecker::checkDot(const std::vector<Arg> &args, SourceRange range) {
@@ -181,8 +228,12 @@ TypeRef TypeChecker::checkDot(const std::vector<Arg> &args, SourceRange range) {
   return types::f32();
 }
 
-TypeRef TypeChecker::checkConcat(const std::vector<Arg> &args) {
+TypeRef TypeChecker::checkConcat(const std::vector<Arg> &args, const Arg *axis) {
   if (args[0].type->kind == TypeKind::List) { // lists, one after another
+    if (axis) {
+      diag_.error(axis->range) << "'concat' of lists takes no axis";
+      return types::errorType();
+    }
     for (const Arg &a : args)
       if (!sameType(a.type, args[0].type)) {
         diag_.error(a.range) << "'concat' of lists needs lists of one type: expected "
@@ -191,36 +242,41 @@ TypeRef TypeChecker::checkConcat(const std::vector<Arg> &args) {
       }
     return args[0].type;
   }
-  std::optional<TypeRef> first;
-  int64_t total = 0;
+  std::vector<TypeRef> tensors;
   for (const Arg &a : args) {
     auto t = asTensor(a, "'concat'", false);
     if (!t)
       return types::errorType();
     if ((*t)->shape.empty()) {
-      diag_.error(a.range) << "'concat' joins tensors of rank 1 or more on the last axis, "
-                           << "found " << toString(*t);
+      diag_.error(a.range) << "'concat' joins tensors of rank 1 or more, found " << toString(*t);
       return types::errorType();
     }
-    bool fits =
-        !first ||
-        ((*first)->element == (*t)->element && (*first)->shape.size() == (*t)->shape.size() &&
-         std::equal((*t)->shape.begin(), (*t)->shape.end() - 1, (*first)->shape.begin()));
-    if (!fits) {
-      diag_.error(a.range) << "'concat' needs the same element type and leading dimensions: "
-                           << "expected like " << toString(*first) << ", found " << toString(*t);
-      return types::errorType();
-    }
-    if (!first)
-      first = t;
-    total += (*t)->shape.back();
+    tensors.push_back(*t);
   }
-  std::vector<int64_t> shape = (*first)->shape;
-  shape.back() = total;
-  return types::tensor((*first)->element, shape);
+  const TypeRef &first = tensors[0];
+  auto k = axisOf(axis, first->shape.size(), "'concat'");
+  if (!k)
+    return types::errorType();
+  std::vector<int64_t> shape = first->shape;
+  shape[size_t(*k)] = 0;
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    const TypeRef &t = tensors[i];
+    bool fits = t->element == first->element && t->shape.size() == first->shape.size();
+    for (size_t d = 0; fits && d < t->shape.size(); ++d)
+      fits = int(d) == *k || t->shape[d] == first->shape[d];
+    if (!fits) {
+      diag_.error(args[i].range) << "'concat' along axis " << *k
+                                 << " needs one element type and the other dimensions equal: "
+                                 << "expected like " << toString(first) << ", found "
+                                 << toString(t);
+      return types::errorType();
+    }
+    shape[size_t(*k)] += t->shape[size_t(*k)];
+  }
+  return types::tensor(first->element, shape);
 }
 
-TypeRef TypeChecker::checkArgmax(const Arg &arg) {
+TypeRef TypeChecker::checkArgmax(const Arg &arg, const Arg *axis) {
   auto t = asTensor(arg, "'argmax'", false);
   if (!t)
     return types::errorType();
@@ -228,7 +284,112 @@ TypeRef TypeChecker::checkArgmax(const Arg &arg) {
     diag_.error(arg.range) << "'argmax' needs a tensor of rank 1 or more, found " << toString(*t);
     return types::errorType();
   }
-  return types::i32({(*t)->shape.begin(), (*t)->shape.end() - 1});
+  auto k = axisOf(axis, (*t)->shape.size(), "'argmax'");
+  return k ? types::i32(withoutAxis((*t)->shape, *k)) : types::errorType();
+}
+
+TypeRef TypeChecker::checkTranspose(const Arg &arg) {
+  auto t = asTensor(arg, "'transpose'", false);
+  if (!t)
+    return types::errorType();
+  if ((*t)->shape.size() != 2) {
+    diag_.error(arg.range) << "'transpose' needs a matrix (rank 2), found " << toString(*t);
+    return types::errorType();
+  }
+  return types::tensor((*t)->element, {(*t)->shape[1], (*t)->shape[0]});
+}
+
+TypeRef TypeChecker::checkOuter(const std::vector<Arg> &args) {
+  auto a = asTensor(args[0], "'outer'"), b = asTensor(args[1], "'outer'");
+  if (!a || !b)
+    return types::errorType();
+  for (size_t i = 0; i < 2; ++i)
+    if ((i == 0 ? *a : *b)->shape.size() != 1) {
+      diag_.error(args[i].range) << "'outer' multiplies two vectors, found "
+                                 << toString(i == 0 ? *a : *b);
+      return types::errorType();
+    }
+  return types::f32({(*a)->shape[0], (*b)->shape[0]});
+}
+
+TypeRef TypeChecker::checkReshape(const std::vector<Arg> &args) {
+  auto t = asTensor(args[0], "'reshape'", false);
+  if (!t)
+    return types::errorType();
+  std::vector<int64_t> shape;
+  int64_t count = 1;
+  for (size_t i = 1; i < args.size(); ++i) {
+    auto n = constInt(args[i], "a dimension of 'reshape'");
+    if (!n)
+      return types::errorType();
+    shape.push_back(*n);
+    count *= *n;
+  }
+  int64_t width = 1;
+  for (int64_t d : (*t)->shape)
+    width *= d;
+  if (count != width) {
+    diag_.error(args[1].range) << "'reshape' keeps the number of elements: " << toString(*t)
+                               << " has " << width << ", the new shape " << count;
+    return types::errorType();
+  }
+  return types::tensor((*t)->element, shape);
+}
+
+TypeRef TypeChecker::checkSegment(const BuiltinInfo &info, const std::vector<Arg> &args) {
+  std::string quoted = "'" + std::string(info.name) + "'";
+  auto values = listElement(args[0], quoted + " values:");
+  auto ids = listElement(args[1], quoted + " segment ids:");
+  if (!values || !ids)
+    return types::errorType();
+  if (!(*values)->isTensor() || (*values)->element != ElementType::F32) {
+    diag_.error(args[0].range) << quoted << " values: expected a list of f32 tensors, found "
+                               << toString(args[0].type);
+    return types::errorType();
+  }
+  if ((*ids)->kind != TypeKind::Int) {
+    if ((*ids)->isTensor())
+      structuralError(args[1].range, quoted + " segment ids", args[1].type);
+    else
+      diag_.error(args[1].range) << quoted << " segment ids: expected [int], found "
+                                 << toString(args[1].type);
+    return types::errorType();
+  }
+  if (args[2].type->kind != TypeKind::Int) {
+    if (args[2].type->isTensor())
+      structuralError(args[2].range, "the segment count of " + quoted, args[2].type);
+    else
+      diag_.error(args[2].range) << "the segment count of " << quoted << " is an int, found "
+                                 << toString(args[2].type);
+    return types::errorType();
+  }
+  return args[0].type;
+}
+
+TypeRef TypeChecker::checkRange(const Arg &arg) {
+  if (arg.type->kind == TypeKind::Int)
+    return types::list(types::intType());
+  if (arg.type->isTensor())
+    structuralError(arg.range, "the length of 'range'", arg.type);
+  else
+    diag_.error(arg.range) << "'range' takes an int, found " << toString(arg.type);
+  return types::errorType();
+}
+
+TypeRef TypeChecker::checkGather(const std::vector<Arg> &args) {
+  auto values = listElement(args[0], "'gather' values:");
+  auto ids = listElement(args[1], "'gather' indices:");
+  if (!values || !ids)
+    return types::errorType();
+  if ((*ids)->kind != TypeKind::Int) {
+    if ((*ids)->isTensor())
+      structuralError(args[1].range, "'gather' indices", args[1].type);
+    else
+      diag_.error(args[1].range) << "'gather' indices: expected [int], found "
+                                 << toString(args[1].type);
+    return types::errorType();
+  }
+  return args[0].type;
 }
 
 TypeRef TypeChecker::checkTopK(const std::vector<Arg> &args) {

@@ -70,6 +70,8 @@ TypeRef TypeChecker::checkUncached(const Expr &expr) {
     return checkIndex(static_cast<const IndexExpr &>(expr));
   case ExprKind::Slice:
     return checkSlice(static_cast<const SliceExpr &>(expr));
+  case ExprKind::Subscripts:
+    return checkSubscripts(static_cast<const SubscriptsExpr &>(expr));
   case ExprKind::Neg:
     return checkNeg(static_cast<const NegExpr &>(expr));
   case ExprKind::Not:
@@ -251,24 +253,55 @@ TypeRef TypeChecker::checkMember(const TypeRef &base, const Selector &selector, 
   return common;
 }
 
+/// Builtins that work along an axis a call may name (`axis: 0`).
+static bool takesAxis(Builtin builtin) {
+  switch (builtin) {
+  case Builtin::Sum:
+  case Builtin::Mean:
+  case Builtin::Max:
+  case Builtin::Min:
+  case Builtin::Softmax:
+  case Builtin::LogSoftmax:
+  case Builtin::Argmax:
+  case Builtin::Concat:
+    return true;
+  default:
+    return false;
+  }
+}
+
 TypeRef TypeChecker::checkCall(const CallExpr &call) {
-  for (const Argument &a : call.args)
-    if (!a.name.empty()) {
-      diag_.error(a.range) << "named arguments ('" << a.name << ":') are only for layer options";
-      return types::errorType();
+  std::optional<Builtin> builtin;
+  if (auto *name = dyn_cast<NameExpr>(call.callee.get()))
+    if (auto it = names_.names.find(name);
+        it != names_.names.end() && it->second.kind == Symbol::Kind::Builtin)
+      builtin = builtinNamed(name->name);
+  const Argument *axis = nullptr;
+  for (const Argument &a : call.args) {
+    if (a.name.empty())
+      continue;
+    if (a.name == "axis" && builtin && takesAxis(*builtin) && !axis && &a == &call.args.back()) {
+      axis = &a;
+      continue;
     }
+    diag_.error(a.range) << "named arguments ('" << a.name << ":') are only for layer options "
+                         << "and a last 'axis:' of sum, mean, max, min, softmax, log_softmax, "
+                         << "argmax and concat";
+    return types::errorType();
+  }
   // A builtin called directly sees its arguments' expressions (constants).
-  if (auto *name = dyn_cast<NameExpr>(call.callee.get())) {
-    auto it = names_.names.find(name);
-    if (it != names_.names.end() && it->second.kind == Symbol::Kind::Builtin) {
-      TypeRef callee = check(*name);
-      if (callee->isError())
-        return callee;
-      std::vector<Arg> args;
-      for (const Argument &a : call.args)
+  if (builtin) {
+    TypeRef callee = check(*call.callee);
+    if (callee->isError())
+      return callee;
+    std::vector<Arg> args;
+    for (const Argument &a : call.args)
+      if (&a != axis)
         args.push_back(Arg{check(*a.value), a.value.get(), a.value->range()});
-      return checkBuiltinCall(*builtinNamed(name->name), std::move(args), call.range());
-    }
+    if (!axis)
+      return checkBuiltinCall(*builtin, std::move(args), call.range());
+    Arg axisArg{check(*axis->value), axis->value.get(), axis->value->range()};
+    return checkBuiltinCall(*builtin, std::move(args), call.range(), &axisArg);
   }
   TypeRef callee = check(*call.callee);
   std::vector<Arg> args;
@@ -465,9 +498,13 @@ TypeRef TypeChecker::applyValue(const BlockValue &value, std::vector<Arg> args, 
 
 TypeRef TypeChecker::checkIndex(const IndexExpr &index) {
   TypeRef base = check(*index.base);
+  if (base->isError())
+    return base;
+  if (base->isTensor())
+    return checkTensorSubscripts(index, base, {{index.index.get(), nullptr, nullptr, index.index->range()}});
   TypeRef at = check(*index.index);
-  if (anyError({base, at}))
-    return types::errorType();
+  if (at->isError())
+    return at;
   if (at->kind != TypeKind::Int) {
     if (at->isTensor())
       structuralError(index.index->range(), "an index", at);
@@ -477,27 +514,18 @@ TypeRef TypeChecker::checkIndex(const IndexExpr &index) {
   }
   if (base->kind == TypeKind::List)
     return base->element0();
-  if (!base->isTensor() || base->shape.empty()) {
-    diag_.error(index.base->range()) << "indexing needs a list or a tensor of rank 1 or more, "
-                                        "found "
-                                     << toString(base);
-    return types::errorType();
-  }
-  if (auto v = consts_.evaluate(*index.index, nullptr)) {
-    if (v->intValue < 0 || v->intValue >= base->shape.back()) {
-      diag_.error(index.index->range())
-          << "index " << v->intValue << " is out of range for " << toString(base);
-      return types::errorType();
-    }
-  }
-  std::vector<int64_t> shape(base->shape.begin(), base->shape.end() - 1);
-  return types::tensor(base->element, shape);
+  diag_.error(index.base->range()) << "indexing needs a list or a tensor of rank 1 or more, found "
+                                   << toString(base);
+  return types::errorType();
 }
 
 TypeRef TypeChecker::checkSlice(const SliceExpr &slice) {
   TypeRef base = check(*slice.base);
   if (base->isError())
     return base;
+  if (base->isTensor())
+    return checkTensorSubscripts(slice, base,
+                                 {{nullptr, slice.lo.get(), slice.hi.get(), slice.range()}});
   if (base->kind == TypeKind::List) {
     for (const ExprPtr *bound : {&slice.lo, &slice.hi}) {
       if (!*bound)
@@ -510,34 +538,89 @@ TypeRef TypeChecker::checkSlice(const SliceExpr &slice) {
     }
     return base;
   }
-  if (!base->isTensor() || base->shape.empty()) {
-    diag_.error(slice.base->range()) << "slicing needs a list or a tensor of rank 1 or more, "
-                                        "found "
-                                     << toString(base);
+  diag_.error(slice.base->range()) << "slicing needs a list or a tensor of rank 1 or more, found "
+                                   << toString(base);
+  return types::errorType();
+}
+
+TypeRef TypeChecker::checkSubscripts(const SubscriptsExpr &e) {
+  TypeRef base = check(*e.base);
+  if (base->isError())
+    return base;
+  if (!base->isTensor()) {
+    diag_.error(e.range()) << "several subscripts ('m[i, j]') need a tensor, found "
+                           << toString(base) << (base->kind == TypeKind::List
+                                                     ? "; a list takes one index or slice"
+                                                     : "");
     return types::errorType();
   }
-  long long n = base->shape.back(), lo = 0, hi = n;
-  for (auto [bound, slot] : {std::pair{&slice.lo, &lo}, std::pair{&slice.hi, &hi}}) {
-    if (!*bound)
+  std::vector<SubscriptView> views;
+  for (const Subscript &s : e.subscripts)
+    views.push_back({s.index.get(), s.lo.get(), s.hi.get(), s.range});
+  return checkTensorSubscripts(e, base, views);
+}
+
+std::optional<int64_t> TypeChecker::subscriptBound(const Expr &bound, int64_t min, int64_t max,
+                                                   const char *what) {
+  TypeRef t = check(bound);
+  if (t->isError())
+    return std::nullopt;
+  if (t->isTensor()) {
+    diag_.error(bound.range()) << "a tensor " << what << " is a constant int (shapes are static), "
+                               << "found the computed " << toString(t);
+    return std::nullopt;
+  }
+  auto v = consts_.evaluate(bound, nullptr);
+  if (!v || !v->isInt) {
+    diag_.error(bound.range()) << "a tensor " << what
+                               << " is a constant int (shapes are static), found "
+                               << (v ? v->toString() : "a value known only at unfold time");
+    return std::nullopt;
+  }
+  if (v->intValue < min || v->intValue > max) {
+    diag_.error(bound.range()) << "the " << what << " " << v->intValue << " is outside [" << min
+                               << ", " << max << "]";
+    return std::nullopt;
+  }
+  return v->intValue;
+}
+
+TypeRef TypeChecker::checkTensorSubscripts(const Expr &whole, const TypeRef &base,
+                                           const std::vector<SubscriptView> &subscripts) {
+  if (subscripts.size() > base->shape.size()) {
+    diag_.error(whole.range()) << subscripts.size() << " subscript"
+                               << (subscripts.size() == 1 ? "" : "s") << " of "
+                               << toString(base) << ", which has rank " << base->shape.size();
+    return types::errorType();
+  }
+  std::vector<AxisRange> ranges;
+  std::vector<int64_t> shape;
+  for (size_t k = 0; k < subscripts.size(); ++k) {
+    const SubscriptView &s = subscripts[k];
+    int64_t n = base->shape[k];
+    if (s.index) {
+      auto i = subscriptBound(*s.index, 0, n - 1, "index");
+      if (!i)
+        return types::errorType();
+      ranges.push_back({int(k), *i, *i + 1, true});
       continue;
-    check(**bound);
-    auto v = consts_.evaluate(**bound, &diag_);
-    if (!v)
+    }
+    auto lo = s.lo ? subscriptBound(*s.lo, 0, n - 1, "slice start") : std::optional<int64_t>(0);
+    auto hi = s.hi ? subscriptBound(*s.hi, 1, n, "slice end") : std::optional<int64_t>(n);
+    if (!lo || !hi)
       return types::errorType();
-    if (!v->isInt) {
-      diag_.error((*bound)->range())
-          << "a tensor slice bound is a constant int, found " << v->toString();
+    if (*lo >= *hi) {
+      diag_.error(s.range) << "slice [" << *lo << ":" << *hi << "] of an axis of " << n
+                           << " is empty";
       return types::errorType();
     }
-    *slot = v->intValue;
+    shape.push_back(*hi - *lo);
+    if (*hi - *lo != n)
+      ranges.push_back({int(k), *lo, *hi, false});
   }
-  if (lo < 0 || hi > n || lo >= hi) {
-    diag_.error(slice.range()) << "slice [" << lo << ":" << hi << "] is out of range for "
-                               << toString(base);
-    return types::errorType();
-  }
-  std::vector<int64_t> shape = base->shape;
-  shape.back() = hi - lo;
+  shape.insert(shape.end(), base->shape.begin() + std::ptrdiff_t(subscripts.size()),
+               base->shape.end());
+  program_.tensorSubscripts[&whole] = std::move(ranges);
   return types::tensor(base->element, shape);
 }
 

@@ -65,6 +65,19 @@ private:
   TypeRef checkCall(const CallExpr &call);
   TypeRef checkIndex(const IndexExpr &index);
   TypeRef checkSlice(const SliceExpr &slice);
+  TypeRef checkSubscripts(const SubscriptsExpr &subscripts);
+  /// One subscript as written: an index, or a range's bounds (either null).
+  struct SubscriptView {
+    const Expr *index = nullptr, *lo = nullptr, *hi = nullptr;
+    SourceRange range;
+  };
+  /// Subscripts of a tensor, one per axis from the first: the result type;
+  /// records what they select (TypedProgram::tensorSubscripts).
+  TypeRef checkTensorSubscripts(const Expr &whole, const TypeRef &base,
+                                const std::vector<SubscriptView> &subscripts);
+  /// A constant int bound or index of a tensor subscript, checked to lie in [min, max].
+  std::optional<int64_t> subscriptBound(const Expr &bound, int64_t min, int64_t max,
+                                        const char *what);
   TypeRef checkNeg(const NegExpr &neg);
   TypeRef checkNot(const NotExpr &notExpr);
   TypeRef checkBinary(const BinaryExpr &binary);
@@ -98,15 +111,32 @@ public:
   void structuralError(SourceRange range, const std::string &what, const TypeRef &found);
 
   // --- builtins (TypeCheckBuiltins.cpp)
-  TypeRef checkBuiltinCall(Builtin builtin, std::vector<Arg> args, SourceRange range);
+  /// `axis` is the `axis:` argument of a direct call, when written.
+  TypeRef checkBuiltinCall(Builtin builtin, std::vector<Arg> args, SourceRange range,
+                           const Arg *axis = nullptr);
+  /// The axis `axis:` names in a tensor of rank `rank` (negative counts from
+  /// the end), or the last when not given; recorded in TypedProgram::callAxes.
+  std::optional<int> axisOf(const Arg *axis, size_t rank, const std::string &what);
 
 private:
   TypeRef checkElementwise(const BuiltinInfo &info, const Arg &arg);
-  TypeRef checkReduction(const BuiltinInfo &info, const Arg &arg);
-  TypeRef checkSoftmax(const BuiltinInfo &info, const Arg &arg);
+  TypeRef checkReduction(const BuiltinInfo &info, const Arg &arg, const Arg *axis);
+  TypeRef checkSoftmax(const BuiltinInfo &info, const Arg &arg, const Arg *axis);
   TypeRef checkDot(const std::vector<Arg> &args, SourceRange range);
-  TypeRef checkConcat(const std::vector<Arg> &args);
-  TypeRef checkArgmax(const Arg &arg);
+  TypeRef checkConcat(const std::vector<Arg> &args, const Arg *axis);
+  TypeRef checkArgmax(const Arg &arg, const Arg *axis);
+  /// transpose(f32[a, b]) -> f32[b, a].
+  TypeRef checkTranspose(const Arg &arg);
+  /// outer(f32[a], f32[b]) -> f32[a, b].
+  TypeRef checkOuter(const std::vector<Arg> &args);
+  /// reshape(x, d...) with constant dims of x's element count.
+  TypeRef checkReshape(const std::vector<Arg> &args);
+  /// segment_sum/mean/max([f32[...]], [int], int) -> [f32[...]].
+  TypeRef checkSegment(const BuiltinInfo &info, const std::vector<Arg> &args);
+  /// range(int) -> [int].
+  TypeRef checkRange(const Arg &arg);
+  /// gather([X], [int]) -> [X].
+  TypeRef checkGather(const std::vector<Arg> &args);
   /// top_k(k, x: f32[n]) -> (f32[k], i32[k]), constant k <= n.
   TypeRef checkTopK(const std::vector<Arg> &args);
   TypeRef checkOneHot(const std::vector<Arg> &args);

@@ -62,6 +62,14 @@ struct ParamInfo {
   Initializer init{InitKind::Glorot};
 };
 
+/// A tensor subscript that selects part of an axis: [lo, hi) of axis `axis`
+/// of the subscripted tensor; an index (`drop`) also drops the axis.
+struct AxisRange {
+  int axis = 0;
+  int64_t lo = 0, hi = 0;
+  bool drop = false;
+};
+
 /// Everything semantic analysis learned. Keys are AST nodes; nothing in the
 /// AST is modified.
 struct TypedProgram {
@@ -76,6 +84,12 @@ struct TypedProgram {
   std::unordered_map<const FunctionDecl *, TypeRef> signatures;
   std::unordered_map<const LayerDecl *, LayerInfo> layers;
   std::unordered_map<const ParamDecl *, ParamInfo> params;
+  /// Every index or slice of a tensor (`x[i]`, `m[:, a:b]`): what it selects,
+  /// in axis order; subscripts that take a whole axis are left out.
+  std::unordered_map<const Expr *, std::vector<AxisRange>> tensorSubscripts;
+  /// The `axis:` of a call (sum, mean, max, min, softmax, log_softmax,
+  /// argmax, concat), in [0, rank) of its tensor argument.
+  std::unordered_map<const Expr *, int> callAxes;
   /// The type of every field of every `data` declaration.
   std::unordered_map<const FieldDecl *, TypeRef> fieldTypes;
 

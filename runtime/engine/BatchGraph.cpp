@@ -22,13 +22,14 @@ std::span<const float> BatchGraph::computedValue(ValueRef ref) const {
 int32_t BatchGraph::add(const Kernel &kernel, std::span<const ValueRef> args,
                         std::span<const int32_t> ints, std::span<const float> floats) {
   [[maybe_unused]] const Kernel::Signature &sig = kernel.signature();
-  assert(args.size() == sig.argWidths.size() && "argument count differs from the signature");
+  assert((sig.variadic || args.size() == sig.argWidths.size()) &&
+         "argument count differs from the signature");
   assert(ints.size() == size_t(sig.hostInts) && floats.size() == size_t(sig.hostFloats));
   assert(current_ >= 0 && "beginExample() first");
   int32_t id = int32_t(instances_.size());
   Cursor &example = examples_[size_t(current_)];
-  instances_.push_back(Instance{&kernel, int32_t(args_.size()), int32_t(ints_.size()),
-                                int32_t(floats_.size()),
+  instances_.push_back(Instance{&kernel, int32_t(args_.size()), int32_t(args.size()),
+                                int32_t(ints_.size()), int32_t(floats_.size()),
                                 instanceKey(example.identity, example.ordinal++)});
   for (const ValueRef &a : args) {
     assert(a.valid() && a.instance < id && "arguments are added before their users");
@@ -41,7 +42,7 @@ int32_t BatchGraph::add(const Kernel &kernel, std::span<const ValueRef> args,
 
 std::span<const ValueRef> BatchGraph::args(int32_t id) const {
   const Instance &inst = instances_[id];
-  return {args_.data() + inst.firstArg, inst.kernel->signature().argWidths.size()};
+  return {args_.data() + inst.firstArg, size_t(inst.argCount)};
 }
 
 std::vector<char> BatchGraph::liveFrom(std::span<const ValueRef> roots) const {

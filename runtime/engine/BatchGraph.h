@@ -34,7 +34,7 @@ class BatchGraph {
 public:
   struct Instance {
     const Kernel *kernel;
-    int32_t firstArg, firstInt, firstFloat;
+    int32_t firstArg, argCount, firstInt, firstFloat;
     uint64_t key; ///< instanceKey(example, ordinal): dropout identity
   };
 

@@ -35,6 +35,20 @@ void Executor::placeArgs(size_t b) {
   const auto &widths = batch.kernel->signature().argWidths;
   size_t rows = batch.instances.size();
   ArgPlaces &places = argPlaces_[b];
+  places.counts.clear();
+  if (batch.kernel->signature().variadic) {
+    places.offsets.clear();
+    for (int32_t id : batch.instances) {
+      std::span<const ValueRef> refs = graph_->args(id);
+      places.counts.push_back(int32_t(refs.size()));
+      for (const ValueRef &ref : refs)
+        places.offsets.push_back(offsetOf(ref));
+    }
+    places.argRows = places.offsets.size();
+    places.inPlace.assign(1, false);
+    return;
+  }
+  places.argRows = rows;
   places.offsets.resize(widths.size() * rows);
   for (size_t r = 0; r < rows; ++r) {
     std::span<const ValueRef> refs = graph_->args(batch.instances[r]);
@@ -56,7 +70,7 @@ void Executor::gatherArgs(size_t b, std::vector<const float *> &args) {
   args.resize(widths.size());
   if (scratch_.size() < widths.size())
     scratch_.resize(widths.size());
-  size_t rows = batch.instances.size();
+  size_t rows = places.argRows;
   for (size_t i = 0; i < widths.size(); ++i) {
     const size_t *offsets = places.offsets.data() + i * rows;
     if (places.inPlace[i]) {
@@ -86,9 +100,11 @@ void Executor::gatherHost(const Batch &batch) {
   }
 }
 
-ForwardCall Executor::callFor(const Batch &batch, std::span<const float *const> args,
+ForwardCall Executor::callFor(size_t b, std::span<const float *const> args,
                               std::span<float *const> outs) {
+  const Batch &batch = schedule_.batches[b];
   ForwardCall call;
+  call.argCounts = argPlaces_[b].counts.empty() ? nullptr : argPlaces_[b].counts.data();
   call.rows = int(batch.instances.size());
   call.args = args;
   call.outs = outs;
@@ -101,7 +117,7 @@ ForwardCall Executor::callFor(const Batch &batch, std::span<const float *const> 
 
 void Executor::runForward(const Kernel &kernel, const ForwardCall &call) {
   constexpr int kMinRowsPerPart = 32; // below this, waking a thread costs more than it saves
-  int parts = pool_ ? std::min(pool_->size(), call.rows / kMinRowsPerPart) : 1;
+  int parts = pool_ && !call.argCounts ? std::min(pool_->size(), call.rows / kMinRowsPerPart) : 1;
   if (parts <= 1) {
     kernel.forward(call);
     return;
@@ -194,7 +210,7 @@ void Executor::runPending(std::span<const char> live) {
     outs.clear();
     for (size_t offset : outOffset_[b])
       outs.push_back(values_.data() + offset);
-    ForwardCall call = callFor(batch, args, outs);
+    ForwardCall call = callFor(b, args, outs);
     call.saved = saved_.empty() ? nullptr : &saved_[b];
     runForward(*batch.kernel, call);
   }
@@ -233,7 +249,7 @@ void Executor::backward(int examples) {
   for (size_t b = schedule_.batches.size(); b-- > 0;) {
     const Batch &batch = schedule_.batches[b];
     const Kernel::Signature &sig = batch.kernel->signature();
-    size_t rows = batch.instances.size();
+    size_t argRows = argPlaces_[b].argRows; // rows of each argument matrix
     auto gatherStart = Clock::now();
     gatherArgs(b, args);
     gatherHost(batch);
@@ -247,11 +263,11 @@ void Executor::backward(int examples) {
     argGradBuffers.resize(std::max(argGradBuffers.size(), sig.argWidths.size()));
     argGrads.clear();
     for (size_t i = 0; i < sig.argWidths.size(); ++i) {
-      argGradBuffers[i].assign(rows * size_t(sig.argWidths[i]), 0.0f);
+      argGradBuffers[i].assign(argRows * size_t(sig.argWidths[i]), 0.0f);
       argGrads.push_back(argGradBuffers[i].data());
     }
     BackwardCall call;
-    static_cast<ForwardCall &>(call) = callFor(batch, args, outs);
+    static_cast<ForwardCall &>(call) = callFor(b, args, outs);
     call.saved = saved_.empty() ? nullptr : &saved_[b];
     call.outGrads = outGrads;
     call.argGrads = argGrads;
@@ -261,8 +277,8 @@ void Executor::backward(int examples) {
     const std::vector<size_t> &offsets = argPlaces_[b].offsets;
     for (size_t i = 0; i < sig.argWidths.size(); ++i) {
       size_t width = size_t(sig.argWidths[i]);
-      for (size_t r = 0; r < rows; ++r) {
-        float *dst = grads_.data() + offsets[i * rows + r];
+      for (size_t r = 0; r < argRows; ++r) {
+        float *dst = grads_.data() + offsets[i * argRows + r];
         const float *src = argGradBuffers[i].data() + r * width;
         for (size_t k = 0; k < width; ++k)
           dst[k] += src[k];

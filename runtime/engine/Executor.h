@@ -83,8 +83,8 @@ private:
   void gatherHost(const Batch &batch);
   /// The objective and metrics from the graph's losses and metrics.
   void sumLossesAndMetrics();
-  /// The call of `batch` over gathered arguments and host data.
-  ForwardCall callFor(const Batch &batch, std::span<const float *const> args,
+  /// The call of batch `b` over gathered arguments and host data.
+  ForwardCall callFor(size_t b, std::span<const float *const> args,
                       std::span<float *const> outs);
 
   /// Runs a forward call, split by rows across the pool when it pays.
@@ -103,6 +103,12 @@ private:
   struct ArgPlaces {
     std::vector<size_t> offsets;
     std::vector<char> inPlace;
+    /// A variadic kernel's arguments per row (its one argument's rows are
+    /// all of them, row after row); empty for other kernels.
+    std::vector<int32_t> counts;
+    /// Rows of each argument matrix: the batch's rows, or all a variadic
+    /// batch's arguments.
+    size_t argRows = 0;
   };
   std::vector<ArgPlaces> argPlaces_;
   std::vector<float> values_, grads_;

@@ -35,6 +35,9 @@ struct ForwardCall {
   const float *hostFloats = nullptr;      ///< rows x hostFloats (lifted numbers)
   const uint64_t *instanceKeys = nullptr; ///< rows: identity for dropout masks
   ExecContext *ctx = nullptr;
+  /// A variadic kernel's arguments per row: args[0] holds them all, row
+  /// after row (sum of argCounts rows of argWidths[0]); so do argGrads[0].
+  const int32_t *argCounts = nullptr;
   /// When set, forward leaves its intermediate values here and backward
   /// reads them; when null, backward recomputes them from the arguments.
   std::unique_ptr<SavedValues> *saved = nullptr;
@@ -75,6 +78,9 @@ public:
     int hostInts = 0;           ///< host integers per instance
     int hostFloats = 0;         ///< host floats per instance
     double flops = 0;           ///< forward FLOPs per instance (for reports)
+    /// Each instance takes any number of arguments, all of argWidths[0]
+    /// (a segment sum): see ForwardCall::argCounts.
+    bool variadic = false;
   };
 
   explicit Kernel(Signature signature) : signature_(std::move(signature)) {}

@@ -6,6 +6,7 @@
 // Sizes are template parameters so every loop and GEMM has compile-time widths.
 #pragma once
 
+#include "runtime/engine/AxisPrimitives.h"
 #include "runtime/engine/BatchMath.h"
 #include "runtime/engine/Gemm.h"
 #include "runtime/engine/GemmClock.h"
@@ -286,8 +287,6 @@ template <int W> struct Dot {
     db += (a.array().colwise() * dy.array()).matrix();
   }
 };
-
-enum class ReduceKind { Sum, Mean, Max, Min };
 
 /// sum/mean/max/min over the last axis (ties in max/min: the first wins).
 template <ReduceKind K, int W> struct Reduce {

@@ -91,6 +91,54 @@ template <class List, class... Lists> List concatLists(const List &first, const 
   return out;
 }
 
+/// `range(n)`: 0, 1, ..., n - 1 (empty when n <= 0).
+inline std::vector<int64_t> range(int64_t n) {
+  std::vector<int64_t> out;
+  for (int64_t i = 0; i < n; ++i)
+    out.push_back(i);
+  return out;
+}
+
+/// `gather(xs, ids)`: xs[i] for each i of ids, in order.
+template <class List, class Ids> List gather(const List &xs, const Ids &ids) {
+  List out;
+  out.reserve(ids.size());
+  for (int64_t i : ids) {
+    if (i < 0 || size_t(i) >= xs.size())
+      throw UnfoldError("gather: index " + std::to_string(i) + " is outside [0, " +
+                        std::to_string(xs.size()) + ")");
+    out.push_back(xs[size_t(i)]);
+  }
+  return out;
+}
+
+/// `segment_sum(xs, ids, n)` and its mean and max: one instance of the
+/// variadic kernel `segment` per segment s in [0, n), whose arguments are
+/// the values with id s (in list order); a segment without any gives zeros.
+/// `what` names the builtin in errors.
+inline std::vector<ValueRef> segmentReduce(BatchGraph &graph, const Kernel &segment,
+                                           const std::vector<ValueRef> &xs,
+                                           const std::vector<int64_t> &ids, int64_t n,
+                                           const std::string &what) {
+  if (xs.size() != ids.size())
+    throw UnfoldError(what + ": " + std::to_string(xs.size()) + " values but " +
+                      std::to_string(ids.size()) + " segment ids");
+  if (n < 0)
+    throw UnfoldError(what + ": the segment count is " + std::to_string(n));
+  std::vector<std::vector<ValueRef>> members(size_t(n));
+  for (size_t i = 0; i < xs.size(); ++i) {
+    if (ids[i] < 0 || ids[i] >= n)
+      throw UnfoldError(what + ": segment id " + std::to_string(ids[i]) + " is outside [0, " +
+                        std::to_string(n) + ")");
+    members[size_t(ids[i])].push_back(xs[i]);
+  }
+  std::vector<ValueRef> out;
+  out.reserve(size_t(n));
+  for (const std::vector<ValueRef> &m : members)
+    out.push_back({graph.add(segment, m), 0});
+  return out;
+}
+
 /// `reverse(xs)`: the elements last to first.
 template <class List> List reversed(const List &xs) { return List(xs.rbegin(), xs.rend()); }
 

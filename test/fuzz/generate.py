@@ -9,7 +9,8 @@ walked by a recursive def, every combinator, lambdas with captures, match and
 if in tensor and host positions, decisions on computed values (if on a
 computed scalar, loop, item, beam, top_k: in forms whose loss stays continuous, so
 that the gradient check holds), element-wise builtins, reductions, softmaxes,
-slices, concat, embeddings, fc/lstm/gru layers, params used as values,
+slices, concat, matrices (along an axis, subscripts, transpose, reshape,
+outer), graph primitives (range, gather, segment sums), embeddings, fc/lstm/gru layers, params used as values,
 constant-only subexpressions, losses and metrics. Every tensor expression is
 built for a known width, so the program type-checks by construction. The data
 has empty lists, long sequences, and deep and unbalanced trees (bounded).
@@ -118,6 +119,8 @@ class Program:
             lambda: self.decision(n, d, scope),
             # the k largest of a wider vector: continuous in it (kinks at ties)
             lambda: f"top_k({n}, {self.tensor(n + r.randint(0, 2), d, scope)}).0",
+            lambda: self.matrix(n, d, scope),
+            lambda: self.graph(n, d, scope),
         ]
         if n >= 2:
             choices.append(lambda: self.concat(n, d, scope))
@@ -154,6 +157,35 @@ class Program:
         m = n + self.rng.randint(1, 3)
         lo = self.rng.randint(0, m - n)
         return f"({self.tensor(m, d, scope)})[{lo}:{lo + n}]"
+
+    def matrix(self, n, d, scope):
+        """f32[n] by way of a matrix: reductions, softmaxes along an axis,
+        concat along an axis, subscripts, transpose, reshape, outer."""
+        r = self.rng
+        m = r.randint(1, 3)
+        mat = f"reshape({self.tensor(m * n, d, scope)}, {m}, {n})"  # f32[m, n]
+        i = r.randrange(m)
+        return r.choice([
+            f"sum({mat}, axis: 0)",
+            f"{r.choice(['mean', 'max', 'min'])}({mat}, axis: {r.choice(['0', '-2'])})",
+            f"mean(transpose({mat}))",
+            f"transpose({mat})[:, {i}]",
+            f"softmax({mat}, axis: 0)[{i}]",
+            f"log_softmax(transpose({mat}))[:, {i}] * 0.1",
+            f"outer({self.tensor(n, d, scope)}, {self.tensor(m, d, scope)})[:, {i}]",
+            f"concat({mat}, reshape({self.tensor(n, d, scope)}, 1, {n}), axis: 0)[{m}]",
+            f"({mat})[{i}, :]",
+        ])
+
+    def graph(self, n, d, scope):
+        """f32[n] by way of the graph primitives over the word ids."""
+        r = self.rng
+        xs = f"map(|w| {self.each_word(n, d, scope)}, s.ids)"
+        return r.choice([
+            f"sum({r.choice(['segment_sum', 'segment_mean', 'segment_max'])}({xs}, s.ids, {V}))",
+            f"sum(gather({xs}, reverse(range(length(s.ids)))))",
+            f"mean(gather({xs}, range(length(s.ids))[0:1]))",
+        ])
 
     def each_word(self, n, d, scope):
         """A lambda body over a word id `w` that captures the scope."""
