@@ -34,6 +34,8 @@ std::string primitive(const OpInfo &info) {
     return "Compare<CompareKind::" + std::string(info.kindName);
   case OpFamily::Reduce:
     return "Reduce<ReduceKind::" + std::string(info.kindName);
+  case OpFamily::Transpose: // Gemm.h's Transpose names an argument of gemm
+    return "MatrixTranspose<";
   default:
     return std::string(info.kindName) + "<";
   }
@@ -70,7 +72,9 @@ private:
   void emitSegment() {
     std::string cls = CppNames::kernelClass(k_);
     OpKind op = k_.ops[0].kind;
-    std::string kind = op == OpKind::SegmentMean ? "Mean" : op == OpKind::SegmentMax ? "Max" : "Sum";
+    std::string kind = op == OpKind::SegmentMean  ? "Mean"
+                       : op == OpKind::SegmentMax ? "Max"
+                                                  : "Sum";
     std::string base = "foldc::rt::SegmentKernel<foldc::rt::ops::ReduceKind::" + kind + ", " +
                        str(widthOf(k_.ops[0].type)) + ">";
     auto c = s_.scope("class " + cls + " final : public " + base + " {", "};");
@@ -332,16 +336,15 @@ private:
     int64_t offset = 0;
     for (size_t j = 0; j < op.operands.size(); ++j) {
       int64_t n = axisSplit(typeOfOperand(op.operands[j]), op.attrs.axis).n;
-      std::string part = "ConcatAxisPart<" +
-                         commaSeparated(std::vector<int64_t>{whole.outer, n, offset, whole.n,
-                                                             whole.inner},
-                                        str) +
-                         ">::";
+      std::string part =
+          "ConcatAxisPart<" +
+          commaSeparated(std::vector<int64_t>{whole.outer, n, offset, whole.n, whole.inner}, str) +
+          ">::";
       if (!backward)
         s_.line(part + "forward(" + in(op.operands[j]) + ", " + outOf(i) + ");");
       else if (op.operands[j].isTensor())
-        s_.line(part + "backward(" + view("In", gradName(i) + ".data()", widthOf(op.type)) +
-                ", " + gradOf(op.operands[j]) + ");");
+        s_.line(part + "backward(" + view("In", gradName(i) + ".data()", widthOf(op.type)) + ", " +
+                gradOf(op.operands[j]) + ");");
       offset += n;
     }
   }
@@ -542,8 +545,8 @@ private:
     case OpFamily::LogSoftmax:
       if (!along(op).isRow()) {
         bool log = info.family == OpFamily::LogSoftmax;
-        s_.line(axisCall(log ? "SoftmaxAxis<true, " : "SoftmaxAxis<false, ", op) + "backward(" +
-                y + ", " + dy + ", " + gradOf(o[0]) + ");");
+        s_.line(axisCall(log ? "SoftmaxAxis<true, " : "SoftmaxAxis<false, ", op) + "backward(" + y +
+                ", " + dy + ", " + gradOf(o[0]) + ");");
         return;
       }
       s_.line(call(op, {W}) + "backward(" + y + ", " + dy + ", " + gradOf(o[0]) + ");");
@@ -552,8 +555,7 @@ private:
       s_.line(call(op, {W}) + "backward(" + dy + ", " + gradOf(o[0]) + ");");
       return;
     case OpFamily::Transpose:
-      s_.line(call(op, typeOfOperand(o[0])->shape) + "backward(" + dy + ", " + gradOf(o[0]) +
-              ");");
+      s_.line(call(op, typeOfOperand(o[0])->shape) + "backward(" + dy + ", " + gradOf(o[0]) + ");");
       return;
     case OpFamily::Outer:
       s_.line(call(op, w) + "backward(" + in(o[0]) + ", " + in(o[1]) + ", " + dy + ", " +
@@ -635,7 +637,7 @@ private:
     case OpFamily::Fill:
     case OpFamily::FromHost:
     case OpFamily::Segment: // a SegmentKernel (emitSegment)
-      return; // no gradient flows
+      return;               // no gradient flows
     }
   }
 

@@ -425,9 +425,9 @@ std::string toSource(const Expr &e) {
     return operand(*s.base, 9) + "[" +
            joined(s.subscripts,
                   [](const Subscript &x) {
-                    return x.isRange() ? (x.lo ? toSource(*x.lo) : "") + ":" +
-                                             (x.hi ? toSource(*x.hi) : "")
-                                       : toSource(*x.index);
+                    return x.isRange()
+                               ? (x.lo ? toSource(*x.lo) : "") + ":" + (x.hi ? toSource(*x.hi) : "")
+                               : toSource(*x.index);
                   }) +
            "]";
   }

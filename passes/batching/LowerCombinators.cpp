@@ -182,7 +182,7 @@ LoweredValue Lowering::tensorFunction(Builtin builtin, std::vector<LoweredValue>
 }
 
 LoweredValue Lowering::segment(OpKind op, const std::vector<LoweredValue> &args,
-                              const TypeRef &type, const Expr &site, Context &ctx) {
+                               const TypeRef &type, const Expr &site, Context &ctx) {
   std::string name(opInfo(op).name);
   TypeRef element = type->element0();
   UnfoldStep s = structuralStep(ListOp::List, args);

@@ -150,8 +150,11 @@ std::optional<int> TypeChecker::axisOf(const Arg *axis, size_t rank, const std::
     return std::nullopt;
   auto v = axis->expr ? consts_.evaluate(*axis->expr, nullptr) : std::nullopt;
   if (!v || !v->isInt) {
-    diag_.error(axis->range) << "the axis of " << what << " is a constant int, found "
-                             << (v ? v->toString() : toString(axis->type));
+    diag_.error(axis->range) << "the axis of " << what
+                             << " is a constant int (shapes are static), found "
+                             << (v                        ? v->toString()
+                                 : axis->type->isTensor() ? "the computed " + toString(axis->type)
+                                                          : "a value known only at unfold time");
     return std::nullopt;
   }
   long long k = v->intValue < 0 ? v->intValue + (long long)rank : v->intValue;
@@ -176,7 +179,8 @@ TypeRef TypeChecker::checkReduction(const BuiltinInfo &info, const Arg &arg, con
   std::string quoted = "'" + std::string(info.name) + "'";
   if (arg.type->kind == TypeKind::List) {
     if (axis) {
-      diag_.error(axis->range) << quoted << " of a sequence combines its elements: it takes no axis";
+      diag_.error(axis->range) << quoted
+                               << " of a sequence combines its elements: it takes no axis";
       return types::errorType();
     }
     TypeRef element = arg.type->element0();

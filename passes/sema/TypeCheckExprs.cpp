@@ -501,7 +501,8 @@ TypeRef TypeChecker::checkIndex(const IndexExpr &index) {
   if (base->isError())
     return base;
   if (base->isTensor())
-    return checkTensorSubscripts(index, base, {{index.index.get(), nullptr, nullptr, index.index->range()}});
+    return checkTensorSubscripts(index, base,
+                                 {{index.index.get(), nullptr, nullptr, index.index->range()}});
   TypeRef at = check(*index.index);
   if (at->isError())
     return at;
@@ -514,8 +515,8 @@ TypeRef TypeChecker::checkIndex(const IndexExpr &index) {
   }
   if (base->kind == TypeKind::List)
     return base->element0();
-  diag_.error(index.base->range()) << "indexing needs a list or a tensor of rank 1 or more, found "
-                                   << toString(base);
+  diag_.error(index.base->range())
+      << "indexing needs a list or a tensor of rank 1 or more, found " << toString(base);
   return types::errorType();
 }
 
@@ -538,8 +539,8 @@ TypeRef TypeChecker::checkSlice(const SliceExpr &slice) {
     }
     return base;
   }
-  diag_.error(slice.base->range()) << "slicing needs a list or a tensor of rank 1 or more, found "
-                                   << toString(base);
+  diag_.error(slice.base->range())
+      << "slicing needs a list or a tensor of rank 1 or more, found " << toString(base);
   return types::errorType();
 }
 
@@ -549,9 +550,9 @@ TypeRef TypeChecker::checkSubscripts(const SubscriptsExpr &e) {
     return base;
   if (!base->isTensor()) {
     diag_.error(e.range()) << "several subscripts ('m[i, j]') need a tensor, found "
-                           << toString(base) << (base->kind == TypeKind::List
-                                                     ? "; a list takes one index or slice"
-                                                     : "");
+                           << toString(base)
+                           << (base->kind == TypeKind::List ? "; a list takes one index or slice"
+                                                            : "");
     return types::errorType();
   }
   std::vector<SubscriptView> views;
@@ -589,8 +590,8 @@ TypeRef TypeChecker::checkTensorSubscripts(const Expr &whole, const TypeRef &bas
                                            const std::vector<SubscriptView> &subscripts) {
   if (subscripts.size() > base->shape.size()) {
     diag_.error(whole.range()) << subscripts.size() << " subscript"
-                               << (subscripts.size() == 1 ? "" : "s") << " of "
-                               << toString(base) << ", which has rank " << base->shape.size();
+                               << (subscripts.size() == 1 ? "" : "s") << " of " << toString(base)
+                               << ", which has rank " << base->shape.size();
     return types::errorType();
   }
   std::vector<AxisRange> ranges;

@@ -16,7 +16,9 @@ namespace foldc::rt::ops {
 enum class ReduceKind { Sum, Mean, Max, Min };
 
 /// Column of element (o, n, i) in a row seen as [O, N, I].
-template <int N, int I> constexpr int axisColumn(int o, int n, int i) { return (o * N + n) * I + i; }
+template <int N, int I> constexpr int axisColumn(int o, int n, int i) {
+  return (o * N + n) * I + i;
+}
 
 /// The position along the axis that max (or min) picks for (o, i) of row r:
 /// the first on ties.
@@ -130,7 +132,7 @@ template <int O, int N, int I, int Lo, int Hi> struct SliceAxis {
 };
 
 /// The [A, B] matrix of a row, transposed: y[j, i] = x[i, j].
-template <int A, int B> struct Transpose {
+template <int A, int B> struct MatrixTranspose {
   template <typename X, typename Y> static void forward(const X &x, Y &&y) {
     for (Eigen::Index r = 0; r < x.rows(); ++r)
       for (int i = 0; i < A; ++i)
@@ -180,7 +182,8 @@ template <int O, int Width, int Offset, int Total, int I> struct ConcatAxisPart 
   }
   template <typename G, typename D> static void backward(const G &dy, D &&dx) {
     for (int o = 0; o < O; ++o)
-      dx.middleCols(o * kBlock, kBlock) += dy.middleCols(axisColumn<Total, I>(o, Offset, 0), kBlock);
+      dx.middleCols(o * kBlock, kBlock) +=
+          dy.middleCols(axisColumn<Total, I>(o, Offset, 0), kBlock);
   }
 };
 

@@ -84,8 +84,7 @@ private:
   /// The objective and metrics from the graph's losses and metrics.
   void sumLossesAndMetrics();
   /// The call of batch `b` over gathered arguments and host data.
-  ForwardCall callFor(size_t b, std::span<const float *const> args,
-                      std::span<float *const> outs);
+  ForwardCall callFor(size_t b, std::span<const float *const> args, std::span<float *const> outs);
 
   /// Runs a forward call, split by rows across the pool when it pays.
   void runForward(const Kernel &kernel, const ForwardCall &call);

@@ -125,7 +125,7 @@ inline std::vector<ValueRef> segmentReduce(BatchGraph &graph, const Kernel &segm
                       std::to_string(ids.size()) + " segment ids");
   if (n < 0)
     throw UnfoldError(what + ": the segment count is " + std::to_string(n));
-  std::vector<std::vector<ValueRef>> members(size_t(n));
+  std::vector<std::vector<ValueRef>> members(static_cast<size_t>(n));
   for (size_t i = 0; i < xs.size(); ++i) {
     if (ids[i] < 0 || ids[i] >= n)
       throw UnfoldError(what + ": segment id " + std::to_string(ids[i]) + " is outside [0, " +

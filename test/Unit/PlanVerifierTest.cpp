@@ -74,7 +74,7 @@ TEST_F(PlanVerifierTest, SliceOutsideItsOperandIsAnInternalErrorAtTheOp) {
   std::string out = verify(p, ok);
   EXPECT_FALSE(ok);
   EXPECT_NE(out.find("m.fold:2:19: error: internal compiler error: op %1 (slice) of kernel m.0 "
-                     "takes [2, 6) of a width 4"),
+                     "takes [2, 6) of an axis of 4"),
             std::string::npos)
       << out;
 }

@@ -1,5 +1,6 @@
 // Finite-difference checks of every batched primitive's backward pass.
 #include "runtime/engine/Primitives.h"
+#include "runtime/engine/SegmentKernel.h"
 #include "runtime/model/GradientCheck.h"
 
 #include <gtest/gtest.h>
@@ -339,6 +340,141 @@ TEST(Primitives, BackwardAccumulates) {
   Mat x = Mat::Constant(2, 3, 1.0f), dy = Mat::Constant(2, 3, 1.0f), dx = Mat::Constant(2, 3, 5.0f);
   Unary<UnaryKind::Square, 3>::backward(in<3>(x), in<3>(x), in<3>(dy), out<3>(dx));
   EXPECT_EQ(dx(0, 0), 7.0f) << "5 already there + 2x";
+}
+
+// ---- along an axis: a row seen as [O, N, I]
+
+template <ReduceKind K> void checkReduceAxis() {
+  // [2, 3, 2] along the middle axis -> [2, 2]
+  checkOp({{12},
+           4,
+           [](auto &x, Mat &y) { ReduceAxis<K, 2, 3, 2>::forward(in<12>(x[0]), out<4>(y)); },
+           [](auto &x, const Mat &, const Mat &dy, auto &dx) {
+             ReduceAxis<K, 2, 3, 2>::backward(in<12>(x[0]), in<4>(dy), out<12>(dx[0]));
+           }},
+          uint64_t(K) + 40);
+}
+
+TEST(Primitives, ReductionsAlongAnAxis) {
+  checkReduceAxis<ReduceKind::Sum>();
+  checkReduceAxis<ReduceKind::Mean>();
+  checkReduceAxis<ReduceKind::Max>();
+  checkReduceAxis<ReduceKind::Min>();
+  Mat x(1, 6), y(1, 3); // [[1, 5, 2], [4, 0, 6]] summed down the columns
+  x << 1, 5, 2, 4, 0, 6;
+  ReduceAxis<ReduceKind::Sum, 1, 2, 3>::forward(in<6>(x), out<3>(y));
+  EXPECT_EQ(y, (Mat(1, 3) << 5, 5, 8).finished());
+  ReduceAxis<ReduceKind::Max, 1, 2, 3>::forward(in<6>(x), out<3>(y));
+  EXPECT_EQ(y, (Mat(1, 3) << 4, 5, 6).finished());
+  Mat a(1, 3);
+  ArgmaxAxis<1, 2, 3>::forward(in<6>(x), out<3>(a));
+  EXPECT_EQ(a, (Mat(1, 3) << 1, 0, 1).finished());
+}
+
+TEST(Primitives, SoftmaxesAlongAnAxis) {
+  checkOp({{12},
+           12,
+           [](auto &x, Mat &y) { SoftmaxAxis<false, 2, 3, 2>::forward(in<12>(x[0]), out<12>(y)); },
+           [](auto &, const Mat &y, const Mat &dy, auto &dx) {
+             SoftmaxAxis<false, 2, 3, 2>::backward(in<12>(y), in<12>(dy), out<12>(dx[0]));
+           }});
+  checkOp({{12},
+           12,
+           [](auto &x, Mat &y) { SoftmaxAxis<true, 2, 3, 2>::forward(in<12>(x[0]), out<12>(y)); },
+           [](auto &, const Mat &y, const Mat &dy, auto &dx) {
+             SoftmaxAxis<true, 2, 3, 2>::backward(in<12>(y), in<12>(dy), out<12>(dx[0]));
+           }});
+  // Along the last axis with O = 1 and I = 1 it is the row's softmax.
+  Mat x = Mat::Random(2, 4), a(2, 4), b(2, 4);
+  SoftmaxAxis<false, 1, 4, 1>::forward(in<4>(x), out<4>(a));
+  Softmax<4>::forward(in<4>(x), out<4>(b));
+  EXPECT_TRUE(a.isApprox(b, 1e-6f));
+}
+
+TEST(Primitives, ShapesAlongAnAxis) {
+  checkOp({{12},
+           8,
+           [](auto &x, Mat &y) { SliceAxis<2, 3, 2, 1, 3>::forward(in<12>(x[0]), out<8>(y)); },
+           [](auto &, const Mat &, const Mat &dy, auto &dx) {
+             SliceAxis<2, 3, 2, 1, 3>::backward(in<8>(dy), out<12>(dx[0]));
+           }});
+  checkOp({{6},
+           6,
+           [](auto &x, Mat &y) { MatrixTranspose<2, 3>::forward(in<6>(x[0]), out<6>(y)); },
+           [](auto &, const Mat &, const Mat &dy, auto &dx) {
+             MatrixTranspose<2, 3>::backward(in<6>(dy), out<6>(dx[0]));
+           }});
+  checkOp({{2, 3},
+           6,
+           [](auto &x, Mat &y) { Outer<2, 3>::forward(in<2>(x[0]), in<3>(x[1]), out<6>(y)); },
+           [](auto &x, const Mat &, const Mat &dy, auto &dx) {
+             Outer<2, 3>::backward(in<2>(x[0]), in<3>(x[1]), in<6>(dy), out<2>(dx[0]),
+                                   out<3>(dx[1]));
+           }});
+  Mat m(1, 6), t(1, 6), cols(1, 2); // [[0, 1, 2], [3, 4, 5]]
+  m << 0, 1, 2, 3, 4, 5;
+  MatrixTranspose<2, 3>::forward(in<6>(m), out<6>(t));
+  EXPECT_EQ(t, (Mat(1, 6) << 0, 3, 1, 4, 2, 5).finished());
+  SliceAxis<2, 3, 1, 2, 3>::forward(in<6>(m), out<2>(cols)); // m[:, 2]
+  EXPECT_EQ(cols, (Mat(1, 2) << 2, 5).finished());
+  // concat([[0, 1], [2, 3]], [[9], [8]], axis: 1) = [[0, 1, 9], [2, 3, 8]]
+  Mat a(1, 4), b(1, 2), y(1, 6);
+  a << 0, 1, 2, 3;
+  b << 9, 8;
+  ConcatAxisPart<2, 2, 0, 3, 1>::forward(in<4>(a), out<6>(y));
+  ConcatAxisPart<2, 1, 2, 3, 1>::forward(in<2>(b), out<6>(y));
+  EXPECT_EQ(y, (Mat(1, 6) << 0, 1, 9, 2, 3, 8).finished());
+}
+
+// ---- the variadic segment kernel
+
+/// Runs SegmentKernel<K, 2> over segments of `counts` members (rows of x).
+template <ReduceKind K> Mat segmentForward(const Mat &x, const std::vector<int32_t> &counts) {
+  SegmentKernel<K, 2> kernel("segment");
+  Mat y(Eigen::Index(counts.size()), 2);
+  const float *args[] = {x.data()};
+  float *outs[] = {y.data()};
+  ForwardCall call;
+  call.rows = int(counts.size());
+  call.args = args;
+  call.outs = outs;
+  call.argCounts = counts.data();
+  kernel.forward(call);
+  return y;
+}
+
+template <ReduceKind K> void checkSegment() {
+  std::vector<int32_t> counts = {2, 0, 3, 1};
+  Mat x = Mat::Random(6, 2), weights = Mat::Random(4, 2);
+  Mat y = segmentForward<K>(x, counts);
+  Mat dx = Mat::Zero(6, 2);
+  SegmentKernel<K, 2> kernel("segment");
+  const float *args[] = {x.data()}, *outGrads[] = {weights.data()};
+  float *outs[] = {y.data()}, *argGrads[] = {dx.data()};
+  BackwardCall call;
+  call.rows = 4;
+  call.args = args;
+  call.outs = outs;
+  call.argCounts = counts.data();
+  call.outGrads = outGrads;
+  call.argGrads = argGrads;
+  kernel.backward(call);
+  auto objective = [&] { return double(segmentForward<K>(x, counts).cwiseProduct(weights).sum()); };
+  for (Eigen::Index k = 0; k < x.size(); ++k)
+    EXPECT_NEAR(dx.data()[k], centralDifference(x.data()[k], 1e-3, objective), 2e-2)
+        << "element " << k;
+  EXPECT_EQ(y.row(1), Mat::Zero(1, 2)) << "an empty segment gives zeros";
+}
+
+TEST(Primitives, SegmentKernelReducesEachInstancesArguments) {
+  checkSegment<ReduceKind::Sum>();
+  checkSegment<ReduceKind::Mean>();
+  checkSegment<ReduceKind::Max>();
+  Mat x(3, 2);
+  x << 1, 2, 3, -4, 5, 0;
+  EXPECT_EQ(segmentForward<ReduceKind::Sum>(x, {2, 1}), (Mat(2, 2) << 4, -2, 5, 0).finished());
+  EXPECT_EQ(segmentForward<ReduceKind::Mean>(x, {2, 1}), (Mat(2, 2) << 2, -1, 5, 0).finished());
+  EXPECT_EQ(segmentForward<ReduceKind::Max>(x, {2, 1}), (Mat(2, 2) << 3, 2, 5, 0).finished());
 }
 
 } // namespace
