@@ -324,9 +324,26 @@ private:
     return primitive + commaSeparated(sizes, str) + ">::";
   }
 
-  /// The kind argument of ReduceAxis (`ReduceKind::Sum, `).
-  static std::string reduceKind(const PlanOp &op) {
-    return "ReduceKind::" + std::string(opInfo(op.kind).kindName) + ", ";
+  /// `Primitive<...>::` of an op that works along an axis (softmaxes,
+  /// reductions, argmax, slices): Primitives.h's row form with `rowSizes`
+  /// when the axis is a plain row, else the AxisPrimitives.h form.
+  std::string callAlong(const PlanOp &op, const std::vector<int64_t> &rowSizes) const {
+    if (along(op).isRow())
+      return call(op, rowSizes);
+    switch (opInfo(op.kind).family) {
+    case OpFamily::Softmax:
+      return axisCall("SoftmaxAxis<false, ", op);
+    case OpFamily::LogSoftmax:
+      return axisCall("SoftmaxAxis<true, ", op);
+    case OpFamily::Reduce:
+      return axisCall("ReduceAxis<ReduceKind::" + std::string(opInfo(op.kind).kindName) + ", ", op);
+    case OpFamily::Argmax:
+      return axisCall("ArgmaxAxis<", op);
+    case OpFamily::Slice:
+      return axisCall("SliceAxis<", op, {op.attrs.lo, op.attrs.hi});
+    default:
+      return call(op, rowSizes);
+    }
   }
 
   /// Concatenation along an axis with dimensions before it: each operand's
@@ -379,16 +396,9 @@ private:
     switch (info.family) {
     case OpFamily::Softmax:
     case OpFamily::LogSoftmax:
-      if (!along(op).isRow()) {
-        bool log = info.family == OpFamily::LogSoftmax;
-        s_.line(axisCall(log ? "SoftmaxAxis<true, " : "SoftmaxAxis<false, ", op) + "forward(" +
-                in(o[0]) + ", " + out + ");");
-        return;
-      }
-      [[fallthrough]];
     case OpFamily::Unary:
     case OpFamily::Reshape:
-      s_.line(call(op, {W}) + "forward(" + in(o[0]) + ", " + out + ");");
+      s_.line(callAlong(op, {W}) + "forward(" + in(o[0]) + ", " + out + ");");
       return;
     case OpFamily::Binary:
     case OpFamily::Compare:
@@ -396,13 +406,7 @@ private:
       return;
     case OpFamily::Reduce:
     case OpFamily::Argmax:
-      if (!along(op).isRow())
-        s_.line(axisCall(info.family == OpFamily::Reduce ? "ReduceAxis<" + reduceKind(op)
-                                                         : std::string("ArgmaxAxis<"),
-                         op) +
-                "forward(" + in(o[0]) + ", " + out + ");");
-      else
-        s_.line(call(op, w) + "forward(" + in(o[0]) + ", " + out + ");");
+      s_.line(callAlong(op, w) + "forward(" + in(o[0]) + ", " + out + ");");
       return;
     case OpFamily::Transpose:
       s_.line(call(op, typeOfOperand(o[0])->shape) + "forward(" + in(o[0]) + ", " + out + ");");
@@ -434,12 +438,8 @@ private:
               out + ");");
       return;
     case OpFamily::Slice:
-      if (!along(op).isRow())
-        s_.line(axisCall("SliceAxis<", op, {op.attrs.lo, op.attrs.hi}) + "forward(" + in(o[0]) +
-                ", " + out + ");");
-      else
-        s_.line(call(op, {w[0], op.attrs.lo, op.attrs.hi}) + "forward(" + in(o[0]) + ", " + out +
-                ");");
+      s_.line(callAlong(op, {w[0], op.attrs.lo, op.attrs.hi}) + "forward(" + in(o[0]) + ", " + out +
+              ");");
       return;
     case OpFamily::Concat: {
       if (axisSplit(op.type, op.attrs.axis).outer > 1) // operands interleave
@@ -543,13 +543,7 @@ private:
       return;
     case OpFamily::Softmax:
     case OpFamily::LogSoftmax:
-      if (!along(op).isRow()) {
-        bool log = info.family == OpFamily::LogSoftmax;
-        s_.line(axisCall(log ? "SoftmaxAxis<true, " : "SoftmaxAxis<false, ", op) + "backward(" + y +
-                ", " + dy + ", " + gradOf(o[0]) + ");");
-        return;
-      }
-      s_.line(call(op, {W}) + "backward(" + y + ", " + dy + ", " + gradOf(o[0]) + ");");
+      s_.line(callAlong(op, {W}) + "backward(" + y + ", " + dy + ", " + gradOf(o[0]) + ");");
       return;
     case OpFamily::Reshape:
       s_.line(call(op, {W}) + "backward(" + dy + ", " + gradOf(o[0]) + ");");
@@ -566,11 +560,7 @@ private:
               gradOf(o[0]) + ", " + gradOf(o[1]) + ");");
       return;
     case OpFamily::Reduce:
-      if (!along(op).isRow())
-        s_.line(axisCall("ReduceAxis<" + reduceKind(op), op) + "backward(" + in(o[0]) + ", " + dy +
-                ", " + gradOf(o[0]) + ");");
-      else
-        s_.line(call(op, w) + "backward(" + in(o[0]) + ", " + dy + ", " + gradOf(o[0]) + ");");
+      s_.line(callAlong(op, w) + "backward(" + in(o[0]) + ", " + dy + ", " + gradOf(o[0]) + ");");
       return;
     case OpFamily::Gather:
       s_.line(call(op, {W}) + "backward(" + indices(o[0]) + ", " + param(op) + ", " + dy + ");");
@@ -593,12 +583,8 @@ private:
               dy + ", " + gradOf(o[0]) + ", " + gradOf(o[1]) + ");");
       return;
     case OpFamily::Slice:
-      if (!along(op).isRow())
-        s_.line(axisCall("SliceAxis<", op, {op.attrs.lo, op.attrs.hi}) + "backward(" + dy + ", " +
-                gradOf(o[0]) + ");");
-      else
-        s_.line(call(op, {w[0], op.attrs.lo, op.attrs.hi}) + "backward(" + dy + ", " +
-                gradOf(o[0]) + ");");
+      s_.line(callAlong(op, {w[0], op.attrs.lo, op.attrs.hi}) + "backward(" + dy + ", " +
+              gradOf(o[0]) + ");");
       return;
     case OpFamily::Concat: {
       if (axisSplit(op.type, op.attrs.axis).outer > 1) // operands interleave

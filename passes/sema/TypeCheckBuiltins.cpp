@@ -340,6 +340,16 @@ TypeRef TypeChecker::checkReshape(const std::vector<Arg> &args) {
   return types::tensor((*t)->element, shape);
 }
 
+bool TypeChecker::expectHostInts(const Arg &list, const TypeRef &element, const std::string &what) {
+  if (element->kind == TypeKind::Int)
+    return true;
+  if (element->isTensor())
+    structuralError(list.range, what, list.type);
+  else
+    diag_.error(list.range) << what << ": expected [int], found " << toString(list.type);
+  return false;
+}
+
 TypeRef TypeChecker::checkSegment(const BuiltinInfo &info, const std::vector<Arg> &args) {
   std::string quoted = "'" + std::string(info.name) + "'";
   auto values = listElement(args[0], quoted + " values:");
@@ -351,14 +361,8 @@ TypeRef TypeChecker::checkSegment(const BuiltinInfo &info, const std::vector<Arg
                                << toString(args[0].type);
     return types::errorType();
   }
-  if ((*ids)->kind != TypeKind::Int) {
-    if ((*ids)->isTensor())
-      structuralError(args[1].range, quoted + " segment ids", args[1].type);
-    else
-      diag_.error(args[1].range) << quoted << " segment ids: expected [int], found "
-                                 << toString(args[1].type);
+  if (!expectHostInts(args[1], *ids, quoted + " segment ids"))
     return types::errorType();
-  }
   if (args[2].type->kind != TypeKind::Int) {
     if (args[2].type->isTensor())
       structuralError(args[2].range, "the segment count of " + quoted, args[2].type);
@@ -385,15 +389,7 @@ TypeRef TypeChecker::checkGather(const std::vector<Arg> &args) {
   auto ids = listElement(args[1], "'gather' indices:");
   if (!values || !ids)
     return types::errorType();
-  if ((*ids)->kind != TypeKind::Int) {
-    if ((*ids)->isTensor())
-      structuralError(args[1].range, "'gather' indices", args[1].type);
-    else
-      diag_.error(args[1].range) << "'gather' indices: expected [int], found "
-                                 << toString(args[1].type);
-    return types::errorType();
-  }
-  return args[0].type;
+  return expectHostInts(args[1], *ids, "'gather' indices") ? args[0].type : types::errorType();
 }
 
 TypeRef TypeChecker::checkTopK(const std::vector<Arg> &args) {

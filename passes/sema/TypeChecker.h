@@ -131,6 +131,9 @@ private:
   TypeRef checkOuter(const std::vector<Arg> &args);
   /// reshape(x, d...) with constant dims of x's element count.
   TypeRef checkReshape(const std::vector<Arg> &args);
+  /// A list `list` of `element`s is a host [int] (segment ids, indices), or a
+  /// located error naming `what`.
+  bool expectHostInts(const Arg &list, const TypeRef &element, const std::string &what);
   /// segment_sum/mean/max([f32[...]], [int], int) -> [f32[...]].
   TypeRef checkSegment(const BuiltinInfo &info, const std::vector<Arg> &args);
   /// range(int) -> [int].
