@@ -198,10 +198,8 @@ int Lowering::axisOfCall(const Expr &site, const TypeRef &tensor) const {
   if (!call)
     return -1;
   for (const Argument &a : call->args)
-    if (a.name == "axis") {
-      int axis = program_.callAxes.at(a.value.get());
-      return axis + 1 == int(tensor->shape.size()) ? -1 : axis;
-    }
+    if (a.name == "axis")
+      return planAxis(program_.callAxes.at(a.value.get()), tensor->shape.size());
   return -1;
 }
 

@@ -323,7 +323,7 @@ LoweredValue Lowering::sliceTensor(LoweredValue value, const std::vector<AxisRan
     OpAttrs attrs;
     attrs.lo = range->lo;
     attrs.hi = range->hi;
-    attrs.axis = range->axis + 1 == int(shape.size()) ? -1 : range->axis;
+    attrs.axis = planAxis(range->axis, shape.size());
     if (range->drop)
       shape.erase(shape.begin() + range->axis);
     else

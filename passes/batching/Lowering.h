@@ -201,6 +201,9 @@ private:
   /// The axis a builtin call works along: its `axis:` as sema resolved it,
   /// or -1 for the last axis of `tensor` (written or not).
   int axisOfCall(const Expr &site, const TypeRef &tensor) const;
+  /// OpAttrs::axis for axis `axis` of a tensor of rank `rank`: -1 for the
+  /// last, so that ops on a vector's only axis print and key as before.
+  static int planAxis(int axis, size_t rank) { return axis + 1 == int(rank) ? -1 : axis; }
 
   /// A Structural step computing `op` of `args`, shown as `shown` when given.
   UnfoldStep structuralStep(ListOp op, const std::vector<LoweredValue> &args,
