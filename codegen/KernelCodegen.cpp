@@ -707,8 +707,12 @@ void emitParams(const BatchPlan &plan, Emitter &s) {
     std::string init = "foldc::rt::InitKind::" + std::string(initKindInfo(p.init.kind).runtime);
     if (initKindInfo(p.init.kind).arity > 0)
       init += ", " + number(p.init.args[0]) + ", " + number(p.init.args[1]);
+    std::string training;
+    if (!p.trainable || p.learningRateScale != 1)
+      training = std::string(p.sparseRows ? "" : ", /*sparseRows=*/false") + ", /*training=*/{" +
+                 (p.trainable ? "true" : "false") + ", " + number(p.learningRateScale) + "f}";
     s.line("params.add(\"" + p.key + "\", " + shapeList(p.shape) + ", {" + init + "}" +
-           (p.sparseRows ? ", /*sparseRows=*/true" : "") + ");");
+           (p.sparseRows ? ", /*sparseRows=*/true" : "") + training + ");");
   }
 }
 

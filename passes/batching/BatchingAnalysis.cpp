@@ -90,9 +90,11 @@ void Lowering::collectParams() {
       auto it = program_.layers.find(l);
       if (it == program_.layers.end())
         continue;
-      bool embedding = it->second.kind == LayerKind::Embedding;
-      for (const LayerInfo::Param &p : it->second.params)
-        plan_.params.push_back(PlanParam{l->name + "." + p.name, p.shape, p.init, embedding});
+      const LayerInfo &layer = it->second;
+      bool embedding = layer.kind == LayerKind::Embedding;
+      for (const LayerInfo::Param &p : layer.params)
+        plan_.params.push_back(PlanParam{l->name + "." + p.name, p.shape, p.init, embedding,
+                                         layer.trainable, layer.learningRateScale});
     }
   }
 }

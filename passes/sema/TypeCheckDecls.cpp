@@ -4,6 +4,7 @@
 #include "frontend/ASTPrinter.h"
 #include "passes/builtins/Builtins.h"
 
+#include <cmath>
 #include <functional>
 
 namespace foldc {
@@ -168,13 +169,22 @@ void TypeChecker::checkLayer(const LayerDecl &layer) {
   const LayerKindInfo &ctorInfo = layerKindInfo(*kind);
   std::vector<const Expr *> positional;
   const Expr *option = nullptr;
+  LayerInfo info;
   for (const Argument &arg : call->args) {
     if (arg.name.empty()) {
       positional.push_back(arg.value.get());
     } else if (!ctorInfo.option.empty() && arg.name == ctorInfo.option) {
       option = arg.value.get();
+    } else if (arg.name == "trainable" || arg.name == "lr_scale") {
+      if (!checkTrainingOption(arg, info))
+        return;
     } else {
-      diag_.error(arg.range) << "'" << ctor->name << "' has no option '" << arg.name << "'";
+      diag_.error(arg.range) << "'" << ctor->name << "' has no option '" << arg.name
+                             << "' (every layer takes trainable: and lr_scale:"
+                             << (ctorInfo.option.empty() ? ""
+                                                         : ", '" + ctor->name + "' also " +
+                                                               std::string(ctorInfo.option) + ":")
+                             << ")";
       return;
     }
   }
@@ -185,13 +195,37 @@ void TypeChecker::checkLayer(const LayerDecl &layer) {
   auto out = consts_.positiveInt(*sizes->second, "a layer size", diag_);
   if (!in || !out)
     return;
-  LayerInfo info;
   info.kind = *kind;
   info.in = *in;
   info.out = *out;
   if (!layerSignature(info, option))
     return;
   program_.layers[&layer] = std::move(info);
+}
+
+/// `trainable: true|false` or `lr_scale: NUMBER` (positive) of a layer.
+bool TypeChecker::checkTrainingOption(const Argument &arg, LayerInfo &info) {
+  if (arg.name == "trainable") {
+    auto *flag = dyn_cast<BoolLitExpr>(arg.value.get());
+    if (!flag) {
+      diag_.error(arg.value->range())
+          << "trainable: takes true or false, found '" << toSource(*arg.value) << "'";
+      return false;
+    }
+    info.trainable = flag->value;
+    return true;
+  }
+  std::optional<ConstValue> scale = consts_.evaluate(*arg.value, &diag_);
+  if (!scale)
+    return false;
+  if (!(scale->asDouble() > 0) || !std::isfinite(scale->asDouble())) {
+    diag_.error(arg.value->range())
+        << "lr_scale: must be a positive number (trainable: false freezes a layer), found "
+        << scale->toString();
+    return false;
+  }
+  info.learningRateScale = scale->asDouble();
+  return true;
 }
 
 /// The size expressions of a layer constructor: `in -> out` or `rows, width`.

@@ -38,6 +38,7 @@ private:
   layerSizes(const LayerKindInfo &ctor, const CallExpr &call,
              const std::vector<const Expr *> &positional);
   bool layerSignature(LayerInfo &info, const Expr *option);
+  bool checkTrainingOption(const Argument &arg, LayerInfo &info);
   ParamInfo checkParam(const ParamDecl &param);
   /// Reads `zeros`, `uniform(a, b)`, ... for a param of `paramType` into
   /// `result`; leaves it as it is after an error.

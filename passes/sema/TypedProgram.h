@@ -45,7 +45,9 @@ struct LayerInfo {
   LayerKind kind;
   long long in = 0, out = 0; ///< fc/lstm/gru: in -> out; embedding: rows, width
   Activation activation = Activation::None;
-  TypeRef blockType; ///< e.g. (f32[300]) -> f32[150]
+  TypeRef blockType;            ///< e.g. (f32[300]) -> f32[150]
+  bool trainable = true;        ///< `trainable: false`: training leaves the parameters as they are
+  double learningRateScale = 1; ///< `lr_scale:`: multiplies the optimizer's learning rate
   struct Param {
     std::string name; ///< "W", "b", "E", "U"
     std::vector<int64_t> shape;

@@ -29,6 +29,15 @@ std::string signatureText(const TypeRef &signature) {
   return "(" + params + ") -> " + toString(signature->result);
 }
 
+void printLayer(const std::string &name, const LayerInfo &layer, std::ostream &out) {
+  out << "layer " << name << ": " << signatureText(layer.blockType);
+  if (!layer.trainable)
+    out << " trainable: false";
+  if (layer.learningRateScale != 1)
+    out << " lr_scale: " << layer.learningRateScale;
+  out << '\n';
+}
+
 } // namespace
 
 void printTypes(const TypedProgram &program, std::ostream &out) {
@@ -46,7 +55,7 @@ void printTypes(const TypedProgram &program, std::ostream &out) {
     } else if (auto *l = dyn_cast<LayerDecl>(decl.get())) {
       auto it = program.layers.find(l);
       if (it != program.layers.end())
-        out << "layer " << l->name << ": " << signatureText(it->second.blockType) << '\n';
+        printLayer(l->name, it->second, out);
     } else if (auto *fn = dyn_cast<FunctionDecl>(decl.get())) {
       auto it = program.signatures.find(fn);
       if (it == program.signatures.end())

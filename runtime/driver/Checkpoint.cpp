@@ -15,19 +15,23 @@ const std::string kOptimizerPrefix = "optimizer/";
 
 /// What a checkpoint must agree on with the run resuming it, so that the
 /// shuffles, the dropout masks and the optimizer's steps continue exactly.
-std::map<std::string, std::string> runIdentity(const DriverOptions &options, size_t examples) {
+std::map<std::string, std::string> runIdentity(const DriverOptions &options, size_t examples,
+                                               const LearningRateSchedule &schedule) {
   return {{"optimizer", options.optimizer},
           {"seed", std::to_string(options.seed)},
           {"batch_size", std::to_string(options.batchSize)},
           {"examples", std::to_string(examples)},
-          {"select", options.select}};
+          {"select", options.select},
+          {"schedule", schedule.text()},
+          {"warmup", std::to_string(schedule.warmup)}};
 }
 
 } // namespace
 
 void writeCheckpoint(const DriverOptions &options, size_t examples, int epoch,
-                     const ParamStore &params, Optimizer &optimizer, const Selection &selection) {
-  std::map<std::string, std::string> metadata = runIdentity(options, examples);
+                     const ParamStore &params, Optimizer &optimizer, const Selection &selection,
+                     const LearningRateSchedule &schedule) {
+  std::map<std::string, std::string> metadata = runIdentity(options, examples, schedule);
   metadata["epoch"] = std::to_string(epoch);
   metadata["best"] = selection.saveState();
   OptimizerStateView state = optimizer.state(params);
@@ -43,13 +47,14 @@ void writeCheckpoint(const DriverOptions &options, size_t examples, int epoch,
 }
 
 int readCheckpoint(const DriverOptions &options, size_t examples, ParamStore &params,
-                   Optimizer &optimizer, Selection &selection) {
+                   Optimizer &optimizer, Selection &selection,
+                   const LearningRateSchedule &schedule) {
   const std::string &file = options.resume;
   std::map<std::string, std::string> metadata;
   std::map<std::string, TensorData> tensors = readSafetensors(file, &metadata);
   if (!metadata.count("epoch"))
     throw std::runtime_error(file + ": not a training checkpoint (written by --checkpoint)");
-  for (const auto &[key, value] : runIdentity(options, examples))
+  for (const auto &[key, value] : runIdentity(options, examples, schedule))
     if (metadata[key] != value)
       throw std::runtime_error(file + ": written with " + key + " " + metadata[key] +
                                ", this run has " + value + "; resuming must not change it");

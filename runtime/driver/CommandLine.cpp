@@ -2,6 +2,7 @@
 // CLI11 and checked, `info`, and the other commands run on threads with
 // large stacks (Session.cpp runs them).
 #include "runtime/driver/Driver.h"
+#include "runtime/engine/Schedule.h"
 
 #include "runtime/driver/Options.h"
 #include "runtime/driver/Selection.h"
@@ -12,6 +13,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <iostream>
 #include <sstream>
@@ -99,6 +101,44 @@ const CLI::Validator kUnsigned(
     },
     "UINT");
 
+/// `LAYER=FILE`.
+const CLI::Validator kAssignment(
+    [](std::string &text) {
+      auto [layer, file] = splitAssignment(text);
+      return !layer.empty() && !file.empty() ? std::string()
+                                             : "expected LAYER=FILE, found '" + text + "'";
+    },
+    "LAYER=FILE");
+
+/// A --schedule (its epochs are checked against the run in Session).
+const CLI::Validator kSchedule(
+    [](std::string &text) {
+      std::string error;
+      LearningRateSchedule::parse(text, 1, 1, 0, &error);
+      return error;
+    },
+    "SCHEDULE");
+
+/// What is wrong with train's options taken together, or "".
+std::string trainingMisuse(const DriverOptions &options) {
+  if (options.patience > 0 && options.dev.empty())
+    return "--patience needs --dev (the results it watches)";
+  auto layers = [](const std::vector<std::string> &assignments) {
+    std::vector<std::string> names;
+    for (const std::string &a : assignments)
+      names.push_back(splitAssignment(a).first);
+    std::sort(names.begin(), names.end());
+    return names;
+  };
+  std::vector<std::string> vectors = layers(options.vectors), vocab = layers(options.vocab);
+  if (std::adjacent_find(vectors.begin(), vectors.end()) != vectors.end())
+    return "--vectors names a layer twice";
+  if (vectors != vocab)
+    return "every --vectors LAYER=FILE needs a --vocab LAYER=FILE for the same layer, and "
+           "every --vocab a --vectors";
+  return "";
+}
+
 /// `command` data-parallel over `options.threads` replicas of `model` on
 /// threads of this process, each running its GEMMs on one thread.
 int onReplicas(size_t stackBytes, Command command, const DriverOptions &options,
@@ -174,8 +214,37 @@ int runDriver(int argc, char **argv, const std::string &name, DriverModel &model
       ->check(kFinite & CLI::NonNegativeNumber);
   train
       ->add_option("--weight-decay", options.weightDecay,
-                   "L2 penalty: adds this times each weight to its gradient (default 0)")
+                   "weight decay (default 0; adamw 0.01): adds this times each weight to its "
+                   "gradient (L2), or for adamw shrinks each weight by lr times this (decoupled)")
       ->check(kFinite & CLI::NonNegativeNumber);
+  train
+      ->add_option("--schedule", options.schedule,
+                   "learning-rate schedule: constant (default), step:EPOCHS:FACTOR (multiply the "
+                   "rate by FACTOR every EPOCHS epochs) or cosine[:EPOCHS] (decay to 0 over "
+                   "EPOCHS epochs, by default --epochs)")
+      ->check(kSchedule);
+  train
+      ->add_option("--warmup", options.warmup,
+                   "raise the learning rate linearly over this many first steps (default 0)")
+      ->check(kUnsigned);
+  train
+      ->add_option("--patience", options.patience,
+                   "with --dev: stop when this many epochs in a row bring no better dev result "
+                   "(by --select; default 0: never)")
+      ->check(kUnsigned & CLI::Range(0, 1 << 30));
+  train->add_option("--init-from", options.initFrom,
+                    "set the parameters this safetensors file holds (some or all of them; the "
+                    "others are initialised from --seed); reports which");
+  train
+      ->add_option("--vectors", options.vectors,
+                   "LAYER=FILE: initialise embedding LAYER from pretrained vectors (GloVe or "
+                   "word2vec text: a word and its numbers per line), mapped by --vocab")
+      ->check(kAssignment);
+  train
+      ->add_option("--vocab", options.vocab,
+                   "LAYER=FILE: the vocabulary of embedding LAYER's word ids: line N of FILE is "
+                   "the word of id N - 1 (with --vectors)")
+      ->check(kAssignment);
   train->add_option("--curve", options.curve,
                     "write the learning curve here as CSV (appended to on --resume)");
   train->add_option("--checkpoint", options.checkpoint,
@@ -185,7 +254,10 @@ int runDriver(int argc, char **argv, const std::string &name, DriverModel &model
       ->add_option("--resume", options.resume,
                    "go on from a --checkpoint file: its parameters, optimizer state and epoch "
                    "count; the shuffles and dropout continue as in one run (--epochs is the total)")
-      ->excludes(train->get_option("--params"));
+      ->excludes(train->get_option("--params"))
+      ->excludes(train->get_option("--init-from"))
+      ->excludes(train->get_option("--vectors"));
+  train->get_option("--init-from")->excludes(train->get_option("--params"));
   CLI::App *eval = app.add_subcommand("eval", "print the mean loss and metrics of --data as JSON");
   common(eval);
   CLI::App *infer = app.add_subcommand("infer", "print each example's output as a JSON line");
@@ -231,6 +303,8 @@ int runDriver(int argc, char **argv, const std::string &name, DriverModel &model
       misuse = "--select needs --dev (the data it selects on)";
     }
   }
+  if (train->parsed() && misuse.empty())
+    misuse = trainingMisuse(options);
   if ((eval->parsed() || infer->parsed()) && options.params.empty() && !options.init)
     misuse = std::string(eval->parsed() ? "eval" : "infer") +
              " needs --params FILE (or --init for new parameters from --seed)";

@@ -4,6 +4,8 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace foldc::rt {
 
@@ -11,15 +13,31 @@ struct DriverOptions {
   std::string data, dev, params, save, curve, optimizer = "adam";
   std::string select = "loss";    ///< what --save keeps the best of: dev loss, or a dev metric
   std::string checkpoint, resume; ///< train: the training state written each epoch, read to go on
+  std::string initFrom;           ///< train: safetensors with some of the parameters
+  /// train: `LAYER=FILE` pairs: pretrained vectors for an embedding, and the
+  /// vocabulary (line N is word id N - 1) that maps them onto its rows.
+  std::vector<std::string> vectors, vocab;
+  std::string schedule = "constant"; ///< train: the learning-rate schedule (Schedule.h)
+  long warmup = 0;                   ///< train: steps of linear warm-up
+  int patience = 0; ///< train: stop after this many dev results without a better one (0: never)
   int epochs = 10, batchSize = 32, threads = 1;
   long limit = 0, devLimit = 0; ///< use only the first N examples (0: all)
   double lr = 0, clip = 0;      ///< lr 0: the optimizer's default
-  double weightDecay = 0;
-  double step = 1e-2; ///< check: the finite-difference step
+  double weightDecay = -1;      ///< below 0: the optimizer's default (OptimizerKind)
+  double step = 1e-2;           ///< check: the finite-difference step
   uint64_t seed = 1;
   bool noBatching = false;
   bool allowUnknownFields = false;
   bool init = false; ///< eval, infer: fresh parameters, knowingly
 };
+
+/// `LAYER=FILE` as {LAYER, FILE}, split at the first '=' (FILE is empty
+/// without one).
+inline std::pair<std::string, std::string> splitAssignment(const std::string &text) {
+  size_t eq = text.find('=');
+  if (eq == std::string::npos)
+    return {text, ""};
+  return {text.substr(0, eq), text.substr(eq + 1)};
+}
 
 } // namespace foldc::rt

@@ -30,19 +30,27 @@ Selection::Selection(const std::string &criterion, const std::vector<std::string
 bool Selection::improves(const BatchResult &dev) {
   double value = metric_ < 0 ? dev.loss : dev.metricMean(size_t(metric_));
   double score = minimize_ ? -value : value;
-  if (seen_ && !(score > best_))
+  if (seen_ && !(score > best_)) {
+    ++sinceBest_;
     return false;
+  }
   seen_ = true;
   best_ = score;
+  sinceBest_ = 0;
   return true;
 }
 
-std::string Selection::saveState() const { return seen_ ? nlohmann::json(best_).dump() : ""; }
+std::string Selection::saveState() const {
+  return seen_ ? nlohmann::json{{"best", best_}, {"since_best", sinceBest_}}.dump() : "";
+}
 
 void Selection::restoreState(const std::string &text) {
   seen_ = !text.empty();
-  if (seen_)
-    best_ = nlohmann::json::parse(text).get<double>();
+  if (!seen_)
+    return;
+  nlohmann::json state = nlohmann::json::parse(text);
+  best_ = state.at("best").get<double>();
+  sinceBest_ = state.at("since_best").get<int>();
 }
 
 } // namespace foldc::rt

@@ -24,8 +24,11 @@ public:
 
   /// Whether `dev` is the best so far (and remembers it).
   bool improves(const BatchResult &dev);
+  /// The dev results since the best one (`train --patience` stops at N).
+  int resultsSinceBest() const { return sinceBest_; }
 
-  /// The best score so far as text ("" before any), for a checkpoint.
+  /// The best score so far and the results since, as text ("" before any),
+  /// for a checkpoint.
   std::string saveState() const;
   void restoreState(const std::string &text);
 
@@ -34,6 +37,7 @@ private:
   int metric_;
   bool seen_ = false;
   double best_ = 0;
+  int sinceBest_ = 0;
 };
 
 } // namespace foldc::rt

@@ -7,6 +7,8 @@
 #include "runtime/driver/Selection.h"
 #include "runtime/engine/Process.h"
 #include "runtime/io/Jsonl.h"
+#include "runtime/io/Safetensors.h"
+#include "runtime/io/Vectors.h"
 #include "runtime/parallel/DataParallel.h"
 #include "runtime/support/Timing.h"
 
@@ -67,19 +69,17 @@ public:
       dev = loadSome(1, options_.dev, options_.devLimit);
     start();
     Selection selection(options_.select, model_.metricNames());
-    double lr =
-        options_.lr > 0 ? options_.lr : findOptimizer(options_.optimizer)->defaultLearningRate;
+    const OptimizerKind &kind = *findOptimizer(options_.optimizer);
+    double lr = options_.lr > 0 ? options_.lr : kind.defaultLearningRate;
     std::unique_ptr<Optimizer> optimizer =
-        makeOptimizer(options_.optimizer, lr, options_.clip, options_.weightDecay);
+        kind.make(lr, options_.clip,
+                  options_.weightDecay >= 0 ? options_.weightDecay : kind.defaultWeightDecay);
+    size_t batch = size_t(options_.batchSize);
+    long stepsPerEpoch = long((data.lines.size() + batch - 1) / batch);
+    LearningRateSchedule schedule = learningRateSchedule(stepsPerEpoch);
     int done = 0;
-    if (!options_.resume.empty()) {
-      done = readCheckpoint(options_, data.lines.size(), model_.params(), *optimizer, selection);
-      if (done >= options_.epochs)
-        throw std::runtime_error(options_.resume + ": has " + std::to_string(done) +
-                                 " epochs done already; --epochs counts them too, ask for more");
-      if (leader())
-        std::cerr << options_.resume << ": resuming after epoch " << done << "\n";
-    }
+    if (!options_.resume.empty())
+      done = resume(data, *optimizer, selection, schedule);
     std::ofstream curve;
     if (!options_.curve.empty() && leader())
       curve = openCurve(done > 0);
@@ -90,7 +90,7 @@ public:
     uint64_t step = 0;
     for (int epoch = 1; epoch <= done; ++epoch) {
       std::shuffle(order.begin(), order.end(), shuffle);
-      step += (order.size() + size_t(options_.batchSize) - 1) / size_t(options_.batchSize);
+      step += uint64_t(stepsPerEpoch);
     }
     auto begin = std::chrono::steady_clock::now();
     for (int epoch = done + 1; epoch <= options_.epochs; ++epoch) {
@@ -98,18 +98,19 @@ public:
       BatchResult epochResult;
       ExchangeStats exchanged;
       Progress progress(epoch, options_.epochs, order.size());
-      for (size_t at = 0; at < order.size(); at += size_t(options_.batchSize)) {
-        auto batch = slice(order, at);
+      for (size_t at = 0; at < order.size(); at += batch) {
+        auto examples = slice(order, at);
+        optimizer->setLearningRate(lr * schedule.at(long(step)));
         RunOptions run = runOptions();
         run.seed = options_.seed * 1000003u + ++step;
-        epochResult.add(trainStep(data, batch, *optimizer, run, exchanged));
+        epochResult.add(trainStep(data, examples, *optimizer, run, exchanged));
         if (!std::isfinite(epochResult.loss))
           throw std::runtime_error("epoch " + std::to_string(epoch) + ", step " +
                                    std::to_string(step) +
                                    ": the training loss is not finite (the parameters diverged: "
                                    "a lower --lr or a --clip may help); nothing more is saved");
         if (leader())
-          progress.update(at + batch.size(), epochResult.loss);
+          progress.update(at + examples.size(), epochResult.loss);
       }
       progress.finish();
       double trainSeconds = progress.seconds();
@@ -117,7 +118,8 @@ public:
       nlohmann::json report = {{"epoch", epoch},
                                {"train", epochResult.toJson(model_.metricNames())},
                                {"train_seconds", trainSeconds},
-                               {"train_examples_per_second", double(order.size()) / trainSeconds}};
+                               {"train_examples_per_second", double(order.size()) / trainSeconds},
+                               {"lr", optimizer->learningRate()}};
       if (processes_.size() > 1) {
         if (!paramsAgree(model_.params(), processes_))
           throw std::runtime_error("epoch " + std::to_string(epoch) +
@@ -138,19 +140,30 @@ public:
       double seconds = secondsSince(begin);
       report["seconds"] = seconds;
       // Keep the parameters of the best dev result (the last ones without --dev).
-      bool save = !options_.save.empty() && (!devResult || selection.improves(*devResult));
+      bool best = !devResult || selection.improves(*devResult);
+      bool save = !options_.save.empty() && best;
       report["saved"] = save;
-      if (!leader())
-        continue;
-      if (save)
-        model_.saveParams(options_.save);
-      std::cout << report.dump() << std::endl;
-      if (!stdoutIsTerminal())
-        summarizeEpoch(epoch, epochResult, devResult, trainSeconds, save);
-      if (curve.is_open())
-        writeCurveLine(curve, epoch, epochResult, devResult, seconds);
-      if (!options_.checkpoint.empty())
-        writeCheckpoint(options_, data.lines.size(), epoch, model_.params(), *optimizer, selection);
+      bool stop =
+          devResult && options_.patience > 0 && selection.resultsSinceBest() >= options_.patience;
+      if (leader()) {
+        if (save)
+          model_.saveParams(options_.save);
+        std::cout << report.dump() << std::endl;
+        if (!stdoutIsTerminal())
+          summarizeEpoch(epoch, epochResult, devResult, trainSeconds, save);
+        if (curve.is_open())
+          writeCurveLine(curve, epoch, epochResult, devResult, seconds);
+        if (!options_.checkpoint.empty())
+          writeCheckpoint(options_, data.lines.size(), epoch, model_.params(), *optimizer,
+                          selection, schedule);
+        if (stop)
+          std::fprintf(stderr,
+                       "stopping early after epoch %d: no better dev %s in %d epochs "
+                       "(--patience %d)\n",
+                       epoch, options_.select.c_str(), options_.patience, options_.patience);
+      }
+      if (stop)
+        break;
     }
     return 0;
   }
@@ -321,6 +334,85 @@ private:
     }
   }
 
+  /// --schedule over this run's steps (CommandLine checked its syntax).
+  LearningRateSchedule learningRateSchedule(long stepsPerEpoch) const {
+    std::string error;
+    std::optional<LearningRateSchedule> schedule = LearningRateSchedule::parse(
+        options_.schedule, stepsPerEpoch, options_.epochs, options_.warmup, &error);
+    if (!schedule)
+      throw std::runtime_error("--schedule: " + error);
+    return *schedule;
+  }
+
+  /// Puts back the --resume checkpoint; gives the epochs it had done.
+  int resume(const Dataset &data, Optimizer &optimizer, Selection &selection,
+             const LearningRateSchedule &schedule) {
+    int done = readCheckpoint(options_, data.lines.size(), model_.params(), optimizer, selection,
+                              schedule);
+    if (done >= options_.epochs)
+      throw std::runtime_error(options_.resume + ": has " + std::to_string(done) +
+                               " epochs done already; --epochs counts them too, ask for more");
+    if (options_.patience > 0 && selection.resultsSinceBest() >= options_.patience)
+      throw std::runtime_error(options_.resume +
+                               ": its run stopped early (no better dev result "
+                               "in " +
+                               std::to_string(selection.resultsSinceBest()) +
+                               " epochs, --patience " + std::to_string(options_.patience) + ")");
+    if (leader())
+      std::cerr << options_.resume << ": resuming after epoch " << done << "\n";
+    return done;
+  }
+
+  /// --init-from: the parameters a file holds, over the initialised ones.
+  void initFrom(const std::string &file) {
+    PartialLoad load = initFromTensors(model_.params(), file);
+    if (!leader())
+      return;
+    auto list = [](const std::vector<std::string> &names) {
+      std::string text;
+      for (const std::string &n : names)
+        text += (text.empty() ? "" : ", ") + n;
+      return names.empty() ? std::string("none") : text;
+    };
+    std::cerr << file << ": loaded " << load.loaded.size() << " of " << model_.params().count()
+              << " parameters (" << list(load.loaded)
+              << "); initialised from --seed: " << list(load.kept) << "\n";
+    if (!load.ignored.empty())
+      std::cerr << file << ": not in the model, ignored: " << list(load.ignored) << "\n";
+  }
+
+  /// --vectors LAYER=FILE with --vocab LAYER=FILE: pretrained rows of an
+  /// embedding (CommandLine paired them).
+  void loadPretrainedVectors() {
+    for (size_t i = 0; i < options_.vectors.size(); ++i) {
+      auto [layer, vectorsFile] = splitAssignment(options_.vectors[i]);
+      std::string vocabFile;
+      for (const std::string &v : options_.vocab)
+        if (splitAssignment(v).first == layer)
+          vocabFile = splitAssignment(v).second;
+      int id = model_.params().find(layer + ".E");
+      if (id < 0 || !model_.params().at(id).sparseRows)
+        throw std::runtime_error("--vectors " + options_.vectors[i] + ": the model has no " +
+                                 "embedding '" + layer + "'" + embeddingNames());
+      VectorsReport report = loadVectors(model_.params().at(id), vectorsFile, vocabFile);
+      if (leader())
+        std::cerr << vectorsFile << ": " << report.found << " of the " << report.vocabulary
+                  << " words of " << vocabFile << " found; the others keep " << layer
+                  << "'s initialiser\n";
+    }
+  }
+
+  /// " (its embeddings: a, b)", or " (it has none)".
+  std::string embeddingNames() const {
+    std::string names;
+    for (int id = 0; id < model_.params().count(); ++id)
+      if (model_.params().at(id).sparseRows) {
+        const std::string &name = model_.params().at(id).name;
+        names += (names.empty() ? "" : ", ") + name.substr(0, name.rfind('.'));
+      }
+    return names.empty() ? " (it has none)" : " (its embeddings: " + names + ")";
+  }
+
   /// Threads, then the parameters: loaded with --params, else initialised
   /// from --seed; for work `shared` by the ranks, then rank 0's given to all.
   void start(bool shared = true) {
@@ -329,6 +421,9 @@ private:
       model_.init(options_.seed);
     else
       model_.loadParams(options_.params);
+    if (!options_.initFrom.empty())
+      initFrom(options_.initFrom);
+    loadPretrainedVectors();
     if (shared && processes_.size() > 1)
       broadcastParams(model_.params(), processes_);
   }

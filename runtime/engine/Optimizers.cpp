@@ -1,6 +1,7 @@
 // Optimizer steps.
 #include "runtime/engine/Optimizers.h"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
@@ -11,8 +12,9 @@ float Optimizer::gradientScale(const ParamStore &params) const {
     return 1.0f;
   double sumSquares = 0;
   for (int id = 0; id < params.count(); ++id)
-    for (float g : params.at(id).grad)
-      sumSquares += double(g) * g;
+    if (params.at(id).training.trainable)
+      for (float g : params.at(id).grad)
+        sumSquares += double(g) * g;
   double norm = std::sqrt(sumSquares);
   return norm > clipNorm_ ? float(clipNorm_ / norm) : 1.0f;
 }
@@ -56,42 +58,70 @@ void Optimizer::restore(const ParamStore &params, OptimizerState state) {
 }
 
 void Optimizer::step(ParamStore &params) {
-  float scale = gradientScale(params), decay = float(weightDecay_);
+  float scale = gradientScale(params);
   ++steps_;
   growSlots(params);
   beginStep(params);
   for (int id = 0; id < params.count(); ++id) {
     Param &p = params.at(id);
+    if (!p.training.trainable) {
+      zeroGradient(p);
+      continue;
+    }
+    StepFactors factors{scale, decay_.decoupled ? 0.0f : float(decay_.rate),
+                        float(lr_) * p.training.learningRateScale};
     if (!p.sparseRows) {
-      update(id, p, 0, p.value.size(), scale, decay);
+      updateRange(id, p, 0, p.value.size(), factors);
       continue;
     }
     size_t width = size_t(p.rowWidth());
     for (int32_t r : p.touchedRows)
-      update(id, p, size_t(r) * width, width, scale, decay);
+      updateRange(id, p, size_t(r) * width, width, factors);
     p.forgetTouchedRows();
   }
+}
+
+void Optimizer::updateRange(int id, Param &p, size_t offset, size_t count,
+                            const StepFactors &factors) {
+  if (decay_.decoupled && decay_.rate > 0) {
+    const float keep = 1.0f - factors.rate * float(decay_.rate);
+    float *__restrict w = p.value.data() + offset;
+    for (size_t k = 0; k < count; ++k)
+      w[k] *= keep;
+  }
+  update(id, p, offset, count, factors);
+}
+
+void Optimizer::zeroGradient(Param &p) {
+  if (!p.sparseRows) {
+    std::fill(p.grad.begin(), p.grad.end(), 0.0f);
+    return;
+  }
+  size_t width = size_t(p.rowWidth());
+  for (int32_t r : p.touchedRows)
+    std::fill_n(p.grad.begin() + ptrdiff_t(size_t(r) * width), width, 0.0f);
+  p.forgetTouchedRows();
 }
 
 // The loops below are written for the vectoriser: restrict-qualified
 // pointers, float arithmetic, and this file is compiled with -fno-math-errno
 // so that sqrt becomes a vector instruction.
 
-void Sgd::update(int, Param &p, size_t offset, size_t count, float scale, float decay) {
+void Sgd::update(int, Param &p, size_t offset, size_t count, const StepFactors &f) {
   float *__restrict w = p.value.data() + offset;
   float *__restrict g = p.grad.data() + offset;
-  const float rate = float(lr_);
+  const float rate = f.rate, scale = f.gradientScale, decay = f.l2;
   for (size_t k = 0; k < count; ++k) {
     w[k] -= rate * (scale * g[k] + decay * w[k]);
     g[k] = 0.0f;
   }
 }
 
-void Adagrad::update(int id, Param &p, size_t offset, size_t count, float scale, float decay) {
+void Adagrad::update(int id, Param &p, size_t offset, size_t count, const StepFactors &f) {
   float *__restrict w = p.value.data() + offset;
   float *__restrict g = p.grad.data() + offset;
   float *__restrict acc = acc_.values[size_t(id)].data() + offset;
-  const float rate = float(lr_);
+  const float rate = f.rate, scale = f.gradientScale, decay = f.l2;
   for (size_t k = 0; k < count; ++k) {
     float gk = scale * g[k] + decay * w[k];
     g[k] = 0.0f;
@@ -101,19 +131,21 @@ void Adagrad::update(int id, Param &p, size_t offset, size_t count, float scale,
 }
 
 void Adam::beginStep(ParamStore &) {
-  // lr * (m / c1) / (sqrt(v / c2) + eps) == stepSize * m / (sqrt(v) + eps * sqrt(c2)).
+  // lr * (m / c1) / (sqrt(v / c2) + eps)
+  //   == lr * stepFactor * m / (sqrt(v) + eps * sqrt(c2)), stepFactor = sqrt(c2) / c1.
   double c1 = 1.0 - std::pow(beta1_, double(steps()));
   double c2 = 1.0 - std::pow(beta2_, double(steps()));
-  stepSize_ = float(lr_ * std::sqrt(c2) / c1);
+  stepFactor_ = float(std::sqrt(c2) / c1);
   correctedEps_ = float(eps_ * std::sqrt(c2));
 }
 
-void Adam::update(int id, Param &p, size_t offset, size_t count, float scale, float decay) {
+void Adam::update(int id, Param &p, size_t offset, size_t count, const StepFactors &f) {
   float *__restrict w = p.value.data() + offset;
   float *__restrict g = p.grad.data() + offset;
   float *__restrict m = m_.values[size_t(id)].data() + offset;
   float *__restrict v = v_.values[size_t(id)].data() + offset;
-  const float b1 = float(beta1_), b2 = float(beta2_), a = stepSize_, e = correctedEps_;
+  const float b1 = float(beta1_), b2 = float(beta2_), a = f.rate * stepFactor_, e = correctedEps_;
+  const float scale = f.gradientScale, decay = f.l2;
   for (size_t k = 0; k < count; ++k) {
     float gk = scale * g[k] + decay * w[k];
     g[k] = 0.0f;
@@ -123,11 +155,12 @@ void Adam::update(int id, Param &p, size_t offset, size_t count, float scale, fl
   }
 }
 
-void RmsProp::update(int id, Param &p, size_t offset, size_t count, float scale, float decay) {
+void RmsProp::update(int id, Param &p, size_t offset, size_t count, const StepFactors &f) {
   float *__restrict w = p.value.data() + offset;
   float *__restrict g = p.grad.data() + offset;
   float *__restrict v = v_.values[size_t(id)].data() + offset;
-  const float rate = float(lr_), alpha = float(alpha_), eps = float(eps_);
+  const float rate = f.rate, alpha = float(alpha_), eps = float(eps_);
+  const float scale = f.gradientScale, decay = f.l2;
   for (size_t k = 0; k < count; ++k) {
     float gk = scale * g[k] + decay * w[k];
     g[k] = 0.0f;
@@ -139,21 +172,26 @@ void RmsProp::update(int id, Param &p, size_t offset, size_t count, float scale,
 namespace {
 
 constexpr OptimizerKind kOptimizers[] = {
-    {"sgd", 0.1,
+    {"sgd", 0.1, 0,
      [](double lr, double clip, double decay) -> std::unique_ptr<Optimizer> {
-       return std::make_unique<Sgd>(lr, clip, decay);
+       return std::make_unique<Sgd>(lr, clip, WeightDecay{decay});
      }},
-    {"adagrad", 0.05,
+    {"adagrad", 0.05, 0,
      [](double lr, double clip, double decay) -> std::unique_ptr<Optimizer> {
-       return std::make_unique<Adagrad>(lr, 0.1, clip, decay);
+       return std::make_unique<Adagrad>(lr, 0.1, clip, WeightDecay{decay});
      }},
-    {"adam", 1e-3,
+    {"adam", 1e-3, 0,
      [](double lr, double clip, double decay) -> std::unique_ptr<Optimizer> {
-       return std::make_unique<Adam>(lr, 0.9, 0.999, 1e-8, clip, decay);
+       return std::make_unique<Adam>(lr, 0.9, 0.999, 1e-8, clip, WeightDecay{decay});
      }},
-    {"rmsprop", 1e-2,
+    // PyTorch's AdamW defaults: decoupled decay 0.01.
+    {"adamw", 1e-3, 0.01,
      [](double lr, double clip, double decay) -> std::unique_ptr<Optimizer> {
-       return std::make_unique<RmsProp>(lr, 0.99, 1e-8, clip, decay);
+       return std::make_unique<Adam>(lr, 0.9, 0.999, 1e-8, clip, WeightDecay{decay, true});
+     }},
+    {"rmsprop", 1e-2, 0,
+     [](double lr, double clip, double decay) -> std::unique_ptr<Optimizer> {
+       return std::make_unique<RmsProp>(lr, 0.99, 1e-8, clip, WeightDecay{decay});
      }},
 };
 

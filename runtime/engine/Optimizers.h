@@ -1,4 +1,5 @@
-// Optimizers: SGD, Adagrad and Adam, with optional global-norm clipping.
+// Optimizers: SGD, Adagrad, Adam (and AdamW), RMSprop, with optional
+// global-norm clipping and weight decay.
 #pragma once
 
 #include "runtime/engine/Params.h"
@@ -25,21 +26,33 @@ struct OptimizerStateView {
   int64_t steps = 0;
 };
 
+/// How an optimizer decays the weights (`--weight-decay`).
+struct WeightDecay {
+  double rate = 0;
+  /// false: L2, `rate * w` added to every gradient (the objective gains
+  /// `rate / 2 * |w|^2`); true: decoupled (Loshchilov & Hutter's AdamW), the
+  /// weights shrink by `lr * rate * w` beside the optimizer's own step.
+  bool decoupled = false;
+};
+
 /// Applies the accumulated gradients to the parameters and zeroes them, in
 /// one pass over each parameter (in float, vectorised: an optimizer step costs
 /// a few memory passes). Parameters with sparse rows (embeddings) update only
-/// the touched rows.
+/// the touched rows, and only those rows decay (as lazy updates do).
 ///
-/// Weight decay (L2) adds `weightDecay * w` to every gradient the step
-/// applies, after clipping: the objective gains `weightDecay / 2 * |w|^2`
-/// over the dense parameters and the embedding rows a batch touches (rows a
-/// batch does not use are left alone, as sparse updates do).
+/// Parameters that are not trainable (`trainable: false`) keep their values
+/// to the bit and do not count towards the clipping norm; each parameter's
+/// learning rate is the optimizer's times its `lr_scale:`.
 class Optimizer {
 public:
-  explicit Optimizer(double clipNorm = 0, double weightDecay = 0)
-      : clipNorm_(clipNorm), weightDecay_(weightDecay) {}
+  Optimizer(double lr, double clipNorm, WeightDecay decay)
+      : lr_(lr), clipNorm_(clipNorm), decay_(decay) {}
   virtual ~Optimizer() = default;
   void step(ParamStore &params);
+
+  /// The learning rate of the next steps (a schedule sets it before each).
+  void setLearningRate(double lr) { lr_ = lr; }
+  double learningRate() const { return lr_; }
 
   /// The state to checkpoint, as views of every slot of every parameter of
   /// `params` (valid until the next step).
@@ -57,41 +70,51 @@ protected:
     float initial = 0;
     std::vector<std::vector<float>> values;
   };
+  /// What one step applies to one parameter: the gradient to use is
+  /// `gradientScale * g + l2 * w`, the learning rate `rate`.
+  struct StepFactors {
+    float gradientScale = 1, l2 = 0, rate = 0;
+  };
   /// Declares a slot (in a subclass constructor) for state() and restore().
   void addSlot(Slot &slot) { slots_.push_back(&slot); }
   long steps() const { return steps_; }
 
-  /// Updates `count` floats of parameter `id` starting at `offset` from
-  /// the gradients `scale * g + decay * w`, and zeroes those gradients.
-  virtual void update(int id, Param &param, size_t offset, size_t count, float scale,
-                      float decay) = 0;
+  /// Updates `count` floats of parameter `id` starting at `offset`, and
+  /// zeroes those gradients.
+  virtual void update(int id, Param &param, size_t offset, size_t count,
+                      const StepFactors &factors) = 0;
   /// Once a step, after the slots are sized, before the updates: constants.
   virtual void beginStep(ParamStore &) {}
 
 private:
-  /// 1, or what brings the global L2 norm of the gradients down to clipNorm_.
+  /// 1, or what brings the global L2 norm of the trainable parameters'
+  /// gradients down to clipNorm_.
   float gradientScale(const ParamStore &params) const;
   /// Gives every slot a vector for every parameter of `params`.
   void growSlots(const ParamStore &params);
+  /// Updates `count` floats of `param` from `offset`, decaying them first
+  /// when the decay is decoupled.
+  void updateRange(int id, Param &param, size_t offset, size_t count, const StepFactors &factors);
+  /// A frozen parameter's step: its gradients zeroed, its touched rows forgotten.
+  static void zeroGradient(Param &param);
 
   std::vector<Slot *> slots_;
   long steps_ = 0;
 
+  double lr_;
   double clipNorm_; ///< 0: no clipping; else scale gradients to this global L2 norm at most
-  double weightDecay_;
+  WeightDecay decay_;
 };
 
 /// Plain `p -= lr * g`: no momentum, no decay.
 class Sgd : public Optimizer {
 public:
-  explicit Sgd(double lr, double clipNorm = 0, double weightDecay = 0)
-      : Optimizer(clipNorm, weightDecay), lr_(lr) {}
+  explicit Sgd(double lr, double clipNorm = 0, WeightDecay decay = {})
+      : Optimizer(lr, clipNorm, decay) {}
 
 protected:
-  void update(int id, Param &param, size_t offset, size_t count, float scale, float decay) override;
-
-private:
-  double lr_;
+  void update(int id, Param &param, size_t offset, size_t count,
+              const StepFactors &factors) override;
 };
 
 /// Adagrad (Duchi et al. 2011) with TensorFlow's defaults: accumulators start
@@ -99,39 +122,44 @@ private:
 class Adagrad : public Optimizer {
 public:
   explicit Adagrad(double lr, double initialAccumulator = 0.1, double clipNorm = 0,
-                   double weightDecay = 0)
-      : Optimizer(clipNorm, weightDecay), lr_(lr), acc_{"acc", float(initialAccumulator), {}} {
+                   WeightDecay decay = {})
+      : Optimizer(lr, clipNorm, decay), acc_{"acc", float(initialAccumulator), {}} {
     addSlot(acc_);
   }
 
 protected:
-  void update(int id, Param &param, size_t offset, size_t count, float scale, float decay) override;
+  void update(int id, Param &param, size_t offset, size_t count,
+              const StepFactors &factors) override;
 
 private:
-  double lr_;
   Slot acc_;
 };
 
 /// Adam (Kingma & Ba 2015) with the paper's defaults: beta1 0.9, beta2 0.999,
 /// epsilon 1e-8, bias-corrected. Sparse rows update lazily (only touched rows).
 /// The bias corrections are folded into a step size and an epsilon once a
-/// step (the paper's "more efficient order" of section 2).
+/// step (the paper's "more efficient order" of section 2). With a decoupled
+/// WeightDecay it is AdamW (Loshchilov & Hutter 2019, as PyTorch's AdamW:
+/// `w -= lr * decay * w`, then the Adam step).
 class Adam : public Optimizer {
 public:
   explicit Adam(double lr = 1e-3, double beta1 = 0.9, double beta2 = 0.999, double eps = 1e-8,
-                double clipNorm = 0, double weightDecay = 0)
-      : Optimizer(clipNorm, weightDecay), lr_(lr), beta1_(beta1), beta2_(beta2), eps_(eps) {
+                double clipNorm = 0, WeightDecay decay = {})
+      : Optimizer(lr, clipNorm, decay), beta1_(beta1), beta2_(beta2), eps_(eps) {
     addSlot(m_);
     addSlot(v_);
   }
 
 protected:
   void beginStep(ParamStore &params) override;
-  void update(int id, Param &param, size_t offset, size_t count, float scale, float decay) override;
+  void update(int id, Param &param, size_t offset, size_t count,
+              const StepFactors &factors) override;
 
 private:
-  double lr_, beta1_, beta2_, eps_;
-  float stepSize_ = 0, correctedEps_ = 0; ///< this step's, from the bias corrections
+  double beta1_, beta2_, eps_;
+  /// This step's, from the bias corrections: the step is the learning rate
+  /// times stepFactor_.
+  float stepFactor_ = 0, correctedEps_ = 0;
   Slot m_{"m", 0, {}}, v_{"v", 0, {}};
 };
 
@@ -141,25 +169,28 @@ private:
 class RmsProp : public Optimizer {
 public:
   explicit RmsProp(double lr = 1e-2, double alpha = 0.99, double eps = 1e-8, double clipNorm = 0,
-                   double weightDecay = 0)
-      : Optimizer(clipNorm, weightDecay), lr_(lr), alpha_(alpha), eps_(eps) {
+                   WeightDecay decay = {})
+      : Optimizer(lr, clipNorm, decay), alpha_(alpha), eps_(eps) {
     addSlot(v_);
   }
 
 protected:
-  void update(int id, Param &param, size_t offset, size_t count, float scale, float decay) override;
+  void update(int id, Param &param, size_t offset, size_t count,
+              const StepFactors &factors) override;
 
 private:
-  double lr_, alpha_, eps_;
+  double alpha_, eps_;
   Slot v_{"v", 0, {}};
 };
 
 /// The optimizers a driver offers, one row each (optimizerKinds()): the
-/// `--optimizer` name, the learning rate it starts from when none is given,
-/// and how to make one.
+/// `--optimizer` name, the learning rate and weight decay it starts from
+/// when none is given, and how to make one (the decay is the kind's own:
+/// L2, or decoupled for adamw).
 struct OptimizerKind {
   std::string_view name;
   double defaultLearningRate;
+  double defaultWeightDecay;
   std::unique_ptr<Optimizer> (*make)(double lr, double clipNorm, double weightDecay);
 };
 std::span<const OptimizerKind> optimizerKinds();

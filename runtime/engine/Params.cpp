@@ -12,13 +12,15 @@
 
 namespace foldc::rt {
 
-int ParamStore::add(std::string name, std::vector<int64_t> shape, InitSpec init, bool sparseRows) {
+int ParamStore::add(std::string name, std::vector<int64_t> shape, InitSpec init, bool sparseRows,
+                    ParamTraining training) {
   if (find(name) >= 0)
     throw std::invalid_argument("parameter '" + name + "' is declared twice");
   Param p;
   p.name = std::move(name);
   p.shape = std::move(shape);
   p.init = init;
+  p.training = training;
   int64_t n = 1;
   for (int64_t d : p.shape)
     n *= d;

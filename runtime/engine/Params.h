@@ -19,10 +19,17 @@ struct InitSpec {
   double a = 0, b = 0;
 };
 
+/// How training treats a parameter: a layer's `trainable:` and `lr_scale:`.
+struct ParamTraining {
+  bool trainable = true;          ///< false: optimizers leave the value as it is
+  float learningRateScale = 1.0f; ///< the optimizer's learning rate is multiplied by this
+};
+
 struct Param {
   std::string name;
   std::vector<int64_t> shape;
   InitSpec init;
+  ParamTraining training;
   std::vector<float> value;
   /// Owned by the ParamStore: a dense parameter's lies in its one block of
   /// dense gradients (ParamStore::denseGradients), which data-parallel ranks
@@ -96,7 +103,8 @@ public:
   ParamStore &operator=(ParamStore &&) = default;
 
   /// Declares a parameter; returns its id. Names must be unique.
-  int add(std::string name, std::vector<int64_t> shape, InitSpec init, bool sparseRows = false);
+  int add(std::string name, std::vector<int64_t> shape, InitSpec init, bool sparseRows = false,
+          ParamTraining training = {});
   Param &at(int id) { return params_[size_t(id)]; }
   const Param &at(int id) const { return params_[size_t(id)]; }
   /// The id of the parameter called `name`, or -1.

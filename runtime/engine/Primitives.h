@@ -192,7 +192,21 @@ template <BinaryKind K, int A, int B> struct Binary {
   }
 };
 
-enum class UnaryKind { Neg, Tanh, Sigmoid, ReLU, Elu, Softplus, Silu, Exp, Log, Abs, Sqrt, Square };
+enum class UnaryKind {
+  Neg,
+  Tanh,
+  Sigmoid,
+  ReLU,
+  Elu,
+  Softplus,
+  Silu,
+  Exp,
+  Log,
+  Abs,
+  Sqrt,
+  Square,
+  StopGradient
+};
 
 /// Element-wise functions; the backward reads the input x and output y.
 /// Views as for Binary.
@@ -223,6 +237,8 @@ template <UnaryKind K, int W> struct Unary {
       y = v.sqrt().matrix();
     else if constexpr (K == UnaryKind::Square)
       y = v.square().matrix();
+    else if constexpr (K == UnaryKind::StopGradient)
+      y = x;
     else
       static_assert(kNoFormula<K>, "a kind without a formula");
   }
@@ -256,6 +272,8 @@ template <UnaryKind K, int W> struct Unary {
       dx += (g * 0.5f / o).matrix();
     else if constexpr (K == UnaryKind::Square)
       dx += (g * 2.0f * v).matrix();
+    else if constexpr (K == UnaryKind::StopGradient)
+      static_cast<void>(dx); // nothing flows back
     else
       static_assert(kNoFormula<K>, "a kind without a formula");
   }

@@ -296,4 +296,38 @@ void assignParams(ParamStore &params, std::map<std::string, TensorData> tensors,
     params.at(id).value = std::move(tensors.at(params.at(id).name).values);
 }
 
+PartialLoad initFromTensors(ParamStore &params, const std::string &path) {
+  std::map<std::string, TensorData> tensors = readSafetensors(path);
+  PartialLoad load;
+  std::string problems;
+  for (const auto &[name, t] : tensors) {
+    int id = params.find(name);
+    if (id < 0) {
+      load.ignored.push_back(name);
+      continue;
+    }
+    std::string what;
+    if (t.shape != params.at(id).shape)
+      what = "tensor '" + name + "' has shape " + shapeText(t.shape) + ", the model's is " +
+             shapeText(params.at(id).shape);
+    else
+      what = nonFinite(name, t.values);
+    if (!what.empty())
+      problems += (problems.empty() ? "" : "; ") + what;
+  }
+  if (!problems.empty())
+    fail(path, problems);
+  for (int id = 0; id < params.count(); ++id) {
+    Param &p = params.at(id);
+    auto it = tensors.find(p.name);
+    if (it == tensors.end()) {
+      load.kept.push_back(p.name);
+      continue;
+    }
+    p.value = std::move(it->second.values);
+    load.loaded.push_back(p.name);
+  }
+  return load;
+}
+
 } // namespace foldc::rt

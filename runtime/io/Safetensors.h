@@ -57,4 +57,17 @@ void loadParams(ParamStore &params, const std::string &path);
 void assignParams(ParamStore &params, std::map<std::string, TensorData> tensors,
                   const std::string &path);
 
+/// What initFromTensors did: the parameters it set, those it left as they
+/// were (the file lacks them), and the file's tensors the model lacks.
+struct PartialLoad {
+  std::vector<std::string> loaded, kept, ignored;
+};
+
+/// Sets the parameters of `params` that `path` holds (`train --init-from`):
+/// a file with only some of them (another model's, part of a checkpoint)
+/// warm-starts those. A tensor of a model parameter's name with another
+/// shape, or a NaN or infinite value, is an error naming the tensor, and
+/// nothing is set.
+PartialLoad initFromTensors(ParamStore &params, const std::string &path);
+
 } // namespace foldc::rt

@@ -158,12 +158,27 @@ template <UnaryKind K> bool definedOn(float lo, float hi) {
   return y.allFinite();
 }
 
+/// stop_gradient: the value as it is forward, nothing added backward (its
+/// gradient is 0 by definition, not the 1 that differences would measure).
+void checkStopGradient() {
+  Mat x(2, 4), y(2, 4), dy = Mat::Constant(2, 4, 3.0f), dx = Mat::Constant(2, 4, 5.0f);
+  x << 1, -2, 3, -4, 0.5, 0.25, -0.125, 8;
+  Unary<UnaryKind::StopGradient, 4>::forward(in<4>(x), out<4>(y));
+  EXPECT_EQ(y, x);
+  Unary<UnaryKind::StopGradient, 4>::backward(in<4>(x), in<4>(y), in<4>(dy), out<4>(dx));
+  EXPECT_EQ(dx, Mat::Constant(2, 4, 5.0f)) << "no gradient flows back";
+}
+
 /// Every element-wise function of the compiler's op table (Ops.def) has a
 /// formula here (a row without one does not compile: the chain ends in a
 /// static_assert) whose gradient matches central differences, on each side
 /// of 0 where it is defined (away from the kinks of relu and abs).
 template <UnaryKind K> void checkElementwise() {
   SCOPED_TRACE(int(K));
+  if constexpr (K == UnaryKind::StopGradient) {
+    checkStopGradient();
+    return;
+  }
   checkUnary<K>(0.5f, 2.0f);
   if (definedOn<K>(-2.0f, -0.5f))
     checkUnary<K>(-2.0f, -0.5f);

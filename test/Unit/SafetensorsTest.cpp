@@ -141,6 +141,36 @@ TEST_F(Safetensors, MissingExtraAndMisshapenTensorsAreAllReported) {
   EXPECT_EQ(other.at(0).value, std::vector<float>(6, 0.0f)) << "nothing is loaded on error";
 }
 
+TEST_F(Safetensors, InitFromSetsTheParametersTheFileHoldsAndListsTheRest) {
+  ParamStore saved;
+  saved.add("W", {2, 3}, {InitKind::Constant, 7});
+  saved.add("other.b", {2}, {InitKind::Ones});
+  saved.initialize(0);
+  saveParams(saved, path("part.safetensors"));
+  ParamStore target = model();
+  std::vector<float> bias = target.at(1).value;
+  PartialLoad load = initFromTensors(target, path("part.safetensors"));
+  EXPECT_EQ(load.loaded, std::vector<std::string>{"W"});
+  EXPECT_EQ(load.kept, std::vector<std::string>{"cell.b"});
+  EXPECT_EQ(load.ignored, std::vector<std::string>{"other.b"});
+  EXPECT_EQ(target.at(0).value, std::vector<float>(6, 7.0f));
+  EXPECT_EQ(target.at(1).value, bias) << "a parameter the file lacks keeps its initial value";
+}
+
+TEST_F(Safetensors, InitFromRefusesAnotherShapeAndLoadsNothing) {
+  ParamStore saved;
+  saved.add("W", {3, 2}, {InitKind::Constant, 7});
+  saved.add("cell.b", {3}, {InitKind::Constant, 2});
+  saved.initialize(0);
+  saveParams(saved, path("bad.safetensors"));
+  ParamStore target = model();
+  std::vector<float> bias = target.at(1).value;
+  std::string message = errorOf([&] { initFromTensors(target, path("bad.safetensors")); });
+  EXPECT_NE(message.find("tensor 'W' has shape [3, 2], the model's is [2, 3]"), std::string::npos)
+      << message;
+  EXPECT_EQ(target.at(1).value, bias) << "cell.b fits, but nothing is loaded on error";
+}
+
 TEST_F(Safetensors, FailedSaveLeavesThePreviousFileIntact) {
   ParamStore first = model();
   std::string file = path("p.safetensors");
