@@ -47,14 +47,15 @@ GeneratedCpp generateCpp(const BatchPlan &plan, const std::string &ns,
                  ". Do not edit.\n"
                  "// The command line of the model: " +
                  plan.modelName +
-                 " train|eval|infer|check|info.\n"
+                 " train|eval|infer|check|info|serve.\n"
                  "#include \"" +
                  out.name +
                  ".h\"\n#include \"runtime/driver/Driver.h\"\n\n"
                  "int main(int argc, char **argv) {\n"
                  "  return foldc::rt::runDriver<" +
                  space + "::Model>(argc, argv, \"" + plan.modelName + "\", " + space +
-                 "::readExamples,\n    " + stringLiteral(exampleFormat(plan)) + ");\n}\n";
+                 "::readExamples, " + space + "::exampleFromJson,\n    " +
+                 stringLiteral(exampleFormat(plan)) + ");\n}\n";
   }
   return out;
 }

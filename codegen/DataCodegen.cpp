@@ -158,6 +158,13 @@ private:
 
   void defineExampleReader(const TypeRef &input) {
     std::string type = hostType(input);
+    h_.line("/// Reads one example from a JSON value (a line of data, a request's body).");
+    h_.line(type + " exampleFromJson(const nlohmann::json &value, const foldc::rt::JsonPath &at);");
+    {
+      auto one = s_.scope(
+          type + " exampleFromJson(const nlohmann::json &value, const foldc::rt::JsonPath &at) {");
+      s_.line("return " + reader(input, "value", "at") + ";");
+    }
     h_.line("/// Reads one example per line of a JSON Lines file.");
     h_.line("/// With `lines`, also records each example's line number there.");
     h_.line("std::vector<" + type +
@@ -169,7 +176,7 @@ private:
       auto each = s_.scope("foldc::rt::forEachJsonLine(file, [&](const nlohmann::json &value, "
                            "const foldc::rt::JsonPath &at) {",
                            "});");
-      s_.line("examples.push_back(" + reader(input, "value", "at") + ");");
+      s_.line("examples.push_back(exampleFromJson(value, at));");
       s_.line("if (lines) lines->push_back(at.line());");
     }
     s_.line("return examples;");

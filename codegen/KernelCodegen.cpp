@@ -681,7 +681,7 @@ private:
               str(int64_t(j)) + "], rows, " + w + ");");
     }
     for (size_t i = k_.ops.size(); i-- > 0;)
-      if (flows[i] && !view_[i])
+      if (flows[i] && !view_[i] && !hasNoGradient(k_.ops[i].kind))
         backwardOp(k_.ops[i], int(i));
   }
 
@@ -710,7 +710,7 @@ void emitParams(const BatchPlan &plan, Emitter &s) {
     std::string training;
     if (!p.trainable || p.learningRateScale != 1)
       training = std::string(p.sparseRows ? "" : ", /*sparseRows=*/false") + ", /*training=*/{" +
-                 (p.trainable ? "true" : "false") + ", " + number(p.learningRateScale) + "f}";
+                 (p.trainable ? "true" : "false") + ", " + number(p.learningRateScale) + "}";
     s.line("params.add(\"" + p.key + "\", " + shapeList(p.shape) + ", {" + init + "}" +
            (p.sparseRows ? ", /*sparseRows=*/true" : "") + training + ");");
   }

@@ -45,11 +45,11 @@ const char *const kCppWords[] = {"alignas",       "alignof",     "and",
 /// Names generated code defines or uses unqualified beside language names.
 /// (Inside `class Model`, data types are written qualified by the namespace,
 /// so `Example` and `Output` stay free for them.)
-const char *const kGenerated[] = {"Model",       "graph",        "output",  "std",
-                                  "foldc",       "nlohmann",     "rt",      "declareParams",
-                                  "makeKernels", "readExamples", "unfold",  "outputJson",
-                                  "params",      "executor",     "int32_t", "int64_t",
-                                  "uint32_t",    "uint64_t",     "size_t"};
+const char *const kGenerated[] = {"Model",       "graph",           "output",       "std",
+                                  "foldc",       "nlohmann",        "rt",           "declareParams",
+                                  "makeKernels", "exampleFromJson", "readExamples", "unfold",
+                                  "outputJson",  "params",          "executor",     "int32_t",
+                                  "int64_t",     "uint32_t",        "uint64_t",     "size_t"};
 
 /// Prefixes of names generated code makes from language names.
 const char *const kGeneratedPrefixes[] = {"read", "unfold_", "Kernel"};

@@ -9,7 +9,7 @@
 #       cases are kept (program, data, logs, why) under build/fuzz/failures/,
 #       reduced by test/fuzz/reduce.py to what still fails the same way.
 #
-#   bash scripts/fuzz.sh frontend|jsonl|safetensors [--seconds T]
+#   bash scripts/fuzz.sh frontend|jsonl|safetensors|request [--seconds T]
 #       runs a libFuzzer target (test/fuzz/targets, built with clang and
 #       -fsanitize=fuzzer,address,undefined into build-fuzz/) for T seconds
 #       (default 60), seeded from the project's .fold files, JSONL lines or a
@@ -173,6 +173,9 @@ libfuzzer() {
     jsonl) find test examples -name '*.jsonl' | while read -r f; do
              split -l 1 -a 4 "$f" "$corpus/$(basename "$f" .jsonl)_"; done ;;
     safetensors) python3 test/fuzz/targets/seed_safetensors.py "$corpus/seed.safetensors" ;;
+    request) printf '[]' > "$corpus/empty"
+             printf '{"tree": {"Tip": {"leaf": {"word": 1, "weight": 0.5}}}, "next": null, "ids": [1], "pairs": [[1, 2.0]], "flag": true, "maybe": null, "nested": [[1]]}' > "$corpus/one"
+             printf '[%s, {"tree": 3}]' "$(cat "$corpus/one")" > "$corpus/array" ;;
   esac
   "$build/test/fuzz/targets/fuzz_$target" "$corpus" -max_total_time="$seconds" \
     -artifact_prefix="$crashes/" -print_final_stats=1 2>&1 | grep -E "^(Done|stat::number_of_executed_units|==[0-9]+==ERROR|SUMMARY|artifact_prefix|Test unit written)" || true
@@ -188,6 +191,6 @@ shift
 case $command in
   programs) programs "$@" ;;
   verdict-of) verdict_of "$@" ;;
-  frontend|jsonl|safetensors) libfuzzer "$command" "$@" ;;
+  frontend|jsonl|safetensors|request) libfuzzer "$command" "$@" ;;
   *) usage ;;
 esac

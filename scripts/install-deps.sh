@@ -19,6 +19,9 @@ packages=(
   python3-matplotlib                                  # learning-curve plots (run.sh)
   graphviz                                            # drawing foldc --emit=dot
   libopenmpi-dev openmpi-bin                          # data-parallel training (mpirun)
+  pybind11-dev python3-pybind11 python3-numpy         # a model as a Python module (PYTHON)
+  python3-pytest                                      # the Python module's tests
+  libcpp-httplib-dev pkg-config                       # NAME_driver serve, bench/serve_load
 )
 # `install-deps.sh --bench` adds what only the benchmarks' peers need.
 if [ "${1:-}" = --bench ]; then

@@ -29,6 +29,9 @@ config.environment["PATH"] = os.pathsep.join(
 for target in ["attention", "calculator", "gnn", "language_id", "ngrams", "seq2seq", "sentiment", "weave"]:
     config.substitutions.append(("%" + target + "_driver",
                                  os.path.join(config.foldc_binary_root, "examples", target + "_driver")))
+# Test-only models built by test/CMakeLists.txt.
+config.substitutions.append(("%training_control_driver", os.path.join(
+    config.foldc_binary_root, "test", "training_control_driver")))
 # The conformance programs' drivers (test/Execution/conformance), e.g. %conformance/beam.
 config.substitutions.append(("%conformance/", os.path.join(
     config.foldc_binary_root, "test", "Execution", "conformance", "conformance_")))

@@ -7,13 +7,21 @@
 #
 #   bash examples/sentiment/reproduce.sh            # 3 seeds x 15 epochs (about 2.5 min per seed on one core)
 #   SEEDS="1 2" EPOCHS=4 bash examples/sentiment/reproduce.sh
+#   VECTORS=glove.840B.300d.txt bash examples/sentiment/reproduce.sh   # the paper's GloVe start
 #
+# VECTORS (a GloVe or word2vec text file of 300-number vectors) initialises
+# the word embedding from it, mapped through the treebank's vocabulary
+# (build/sst/vocab.txt); words it lacks keep the uniform initialiser.
 # Writes build/sentiment/seed-S/{train.jsonl,curve.csv,best.safetensors,test.json},
 # build/sentiment/results.md and build/sentiment/curves.png.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 SEEDS=${SEEDS:-"1 2 3"}
 EPOCHS=${EPOCHS:-15}
+vectors=()
+if [ -n "${VECTORS:-}" ]; then
+  vectors=(--vectors "words=$VECTORS" --vocab words=build/sst/vocab.txt)
+fi
 driver=build/examples/sentiment_driver
 out=build/sentiment
 if [ ! -x "$driver" ] || [ ! -x build/examples/sentiment/sst_to_jsonl ]; then
@@ -29,7 +37,8 @@ for seed in $SEEDS; do
   echo "== seed $seed: training $EPOCHS epochs" >&2
   "$driver" train --data build/sst/train.jsonl --dev build/sst/dev.jsonl --epochs "$EPOCHS" \
     --optimizer adagrad --lr 0.05 --batch-size 25 --weight-decay 1e-4 --select root_hits \
-    --seed "$seed" --save "$dir/best.safetensors" --curve "$dir/curve.csv" > "$dir/train.jsonl"
+    --seed "$seed" --save "$dir/best.safetensors" --curve "$dir/curve.csv" "${vectors[@]}" \
+    > "$dir/train.jsonl"
   "$driver" eval --data build/sst/test.jsonl --params "$dir/best.safetensors" > "$dir/test.json"
 done
 /usr/bin/python3 scripts/plot_curve.py "$out/curves.png" "$out"/seed-*/curve.csv

@@ -25,6 +25,8 @@ std::optional<OpKind> opNamed(std::string_view name) {
 }
 
 bool hasNoGradient(OpKind kind) {
+  if (kind == OpKind::StopGradient)
+    return true;
   switch (opInfo(kind).family) {
   case OpFamily::Compare:
   case OpFamily::Argmax:

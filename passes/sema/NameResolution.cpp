@@ -344,9 +344,10 @@ private:
 
   /// `act: none` names an activation, not a value: it is checked with the layer.
   /// A layer option's bare name (`act: tanh`) is a keyword, not a value;
-  /// an `axis:` is a value (a const, say).
+  /// an `axis:` or an `lr_scale:` is a value (a const, say).
   void resolveArgument(const Argument &arg) {
-    if (!arg.name.empty() && arg.name != "axis" && isa<NameExpr>(arg.value.get()))
+    bool valueOption = arg.name == "axis" || arg.name == "lr_scale";
+    if (!arg.name.empty() && !valueOption && isa<NameExpr>(arg.value.get()))
       return;
     resolveExpr(*arg.value);
   }

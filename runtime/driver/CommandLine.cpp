@@ -166,7 +166,10 @@ int runDriver(int argc, char **argv, const std::string &name, DriverModel &model
   app.require_subcommand(1);
   DriverOptions options;
   auto common = [&](CLI::App *cmd) {
-    cmd->add_option("--data", options.data, "JSON Lines examples")->required();
+    cmd->add_option("--data", options.data,
+                    "JSON Lines examples (infer: - reads standard input and answers each line "
+                    "as it comes)")
+        ->required();
     cmd->add_option("--params", options.params, "safetensors parameters to start from");
     cmd->add_option("--batch-size", options.batchSize, "examples per batch (default 32)")
         ->check(kUnsigned & CLI::Range(1, 1 << 30));
@@ -267,6 +270,42 @@ int runDriver(int argc, char **argv, const std::string &name, DriverModel &model
     cmd->add_flag("--init", options.init,
                   "use new parameters initialised from --seed (no --params)")
         ->excludes(cmd->get_option("--params"));
+  auto batching = [&](CLI::App *cmd) {
+    cmd->add_option("--max-wait-us", options.maxWaitMicros,
+                    "dynamic batching: how long a batch waits for more examples, in "
+                    "microseconds (default 2000); --batch-size is the largest batch")
+        ->check(kUnsigned & CLI::Range(0L, 60L * 1000 * 1000));
+  };
+  batching(infer);
+  CLI::App *serve = app.add_subcommand(
+      "serve", "answer POST /infer (one example or a JSON array of them) over HTTP, batching "
+               "concurrent requests; GET /healthz, GET /metrics (Prometheus); SIGTERM stops");
+  serve->add_option("--params", options.params, "safetensors parameters to serve");
+  serve->add_flag("--init", options.init, "serve new parameters initialised from --seed")
+      ->excludes(serve->get_option("--params"));
+  serve->add_option("--seed", options.seed, "with --init: the initialisation seed (default 1)")
+      ->check(kUnsigned);
+  serve->add_option("--host", options.host, "address to listen on (default 127.0.0.1)");
+  serve->add_option("--port", options.port, "port (default 8080; 0 picks a free one)")
+      ->check(kUnsigned & CLI::Range(0, 65535));
+  serve->add_option("--batch-size", options.batchSize, "the largest batch (default 32)")
+      ->check(kUnsigned & CLI::Range(1, 1 << 20));
+  batching(serve);
+  serve
+      ->add_option("--max-queue", options.maxQueue,
+                   "examples waiting at most; beyond, requests get 503 (default 4096)")
+      ->check(kUnsigned & CLI::Range(1L, 1L << 30));
+  serve
+      ->add_option("--max-body-bytes", options.maxBodyBytes,
+                   "larger request bodies get 413 (default 1048576)")
+      ->check(kUnsigned & CLI::Range(1L, 1L << 30));
+  serve->add_option("--http-threads", options.httpThreads, "requests handled at once (default 96)")
+      ->check(kUnsigned & CLI::Range(1, 4096));
+  serve->add_option("--threads", options.threads, "threads for the model's GEMMs (default 1)")
+      ->check(kUnsigned & CLI::Range(1, 1024));
+  serve->add_flag("--no-batching", options.noBatching, "run every instance alone (the baseline)");
+  serve->add_flag("--allow-unknown-fields", options.allowUnknownFields,
+                  "ignore record fields the data types do not declare (default: an error)");
   CLI::App *check = app.add_subcommand(
       "check", "check the gradients on --data against finite differences, and batched against "
                "per-example execution; prints one JSON line, exits 1 on a mismatch");
@@ -305,8 +344,11 @@ int runDriver(int argc, char **argv, const std::string &name, DriverModel &model
   }
   if (train->parsed() && misuse.empty())
     misuse = trainingMisuse(options);
-  if ((eval->parsed() || infer->parsed()) && options.params.empty() && !options.init)
-    misuse = std::string(eval->parsed() ? "eval" : "infer") +
+  if ((eval->parsed() || infer->parsed() || serve->parsed()) && options.params.empty() &&
+      !options.init)
+    misuse = std::string(eval->parsed()    ? "eval"
+                         : infer->parsed() ? "infer"
+                                           : "serve") +
              " needs --params FILE (or --init for new parameters from --seed)";
   if (!misuse.empty()) {
     if (processes.rank() == 0) // under mpirun, one rank says it
@@ -318,6 +360,7 @@ int runDriver(int argc, char **argv, const std::string &name, DriverModel &model
     Command command = train->parsed()   ? Command::Train
                       : eval->parsed()  ? Command::Eval
                       : check->parsed() ? Command::Check
+                      : serve->parsed() ? Command::Serve
                                         : Command::Infer;
     // Reading, unfolding and freeing an example recurse once per level of
     // its data: the work runs on threads with 1 GiB stacks.

@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
@@ -42,6 +43,13 @@ public:
   virtual BatchResult trainGradients(int set, Indices batch, const RunOptions &options) = 0;
   virtual BatchResult eval(int set, Indices batch, const RunOptions &options) = 0;
   virtual std::vector<nlohmann::json> infer(int set, Indices batch, const RunOptions &options) = 0;
+  /// One example read from a JSON value (a request's body, a line of
+  /// standard input), held for inferParsed; throws DataError at `at`.
+  virtual std::shared_ptr<const void> parseExample(const nlohmann::json &value,
+                                                   const JsonPath &at) const = 0;
+  /// The outputs of examples that parseExample gave.
+  virtual std::vector<nlohmann::json>
+  inferParsed(std::span<const std::shared_ptr<const void>> examples, const RunOptions &options) = 0;
   virtual GradientCheck checkGradients(int set, Indices batch, double step) = 0;
   virtual const std::vector<std::string> &metricNames() const = 0;
   virtual const ParamStore &params() const = 0;
@@ -60,8 +68,9 @@ template <class M> class DriverModelOf final : public DriverModel {
 public:
   using Example = typename M::Example;
   using Reader = std::vector<Example> (*)(const std::string &, std::vector<long> *);
+  using ValueReader = Example (*)(const nlohmann::json &, const JsonPath &);
 
-  explicit DriverModelOf(Reader read) : read_(read) {}
+  DriverModelOf(Reader read, ValueReader readValue) : read_(read), readValue_(readValue) {}
 
   std::vector<long> load(int set, const std::string &file, long limit) override {
     std::vector<long> lines;
@@ -88,6 +97,17 @@ public:
   std::vector<nlohmann::json> infer(int set, Indices batch, const RunOptions &options) override {
     return model_.infer(examples(set, batch), options);
   }
+  std::shared_ptr<const void> parseExample(const nlohmann::json &value,
+                                           const JsonPath &at) const override {
+    return std::make_shared<const Example>(readValue_(value, at));
+  }
+  std::vector<nlohmann::json> inferParsed(std::span<const std::shared_ptr<const void>> examples,
+                                          const RunOptions &options) override {
+    pointers_.clear();
+    for (const std::shared_ptr<const void> &e : examples)
+      pointers_.push_back(static_cast<const Example *>(e.get()));
+    return model_.infer(typename M::Batch(pointers_), options);
+  }
   GradientCheck checkGradients(int set, Indices batch, double step) override {
     return foldc::rt::checkGradients(model_, examples(set, batch), step);
   }
@@ -96,7 +116,7 @@ public:
   ParamStore &params() override { return model_.params(); }
   std::span<const std::unique_ptr<Kernel>> kernels() const override { return model_.kernels(); }
   std::unique_ptr<DriverModel> replica() const override {
-    return std::make_unique<DriverModelOf<M>>(read_);
+    return std::make_unique<DriverModelOf<M>>(read_, readValue_);
   }
   void unload() override {
     for (std::vector<Example> &set : sets_)
@@ -112,12 +132,13 @@ private:
   }
 
   Reader read_;
+  ValueReader readValue_;
   M model_;
   std::vector<Example> sets_[2];
   std::vector<const Example *> pointers_;
 };
 
-/// `NAME train|eval|infer|check|info` over `model`. Exit status: 0, 1 on bad
+/// `NAME train|eval|infer|check|info|serve` over `model`. Exit status: 0, 1 on bad
 /// data, parameters or files (or a failed check), 2 on bad usage. The work
 /// runs on a thread with a 1 GiB stack (reserved, touched only as used):
 /// reading, unfolding and freeing an example recurse once per level of its
@@ -137,8 +158,9 @@ int runDriver(int argc, char **argv, const std::string &name, DriverModel &model
 
 template <class M>
 int runDriver(int argc, char **argv, const std::string &name,
-              typename DriverModelOf<M>::Reader read, const std::string &dataFormat) {
-  DriverModelOf<M> model(read);
+              typename DriverModelOf<M>::Reader read,
+              typename DriverModelOf<M>::ValueReader readValue, const std::string &dataFormat) {
+  DriverModelOf<M> model(read, readValue);
 #ifdef FOLDC_WITH_MPI
   MpiCommunicator processes(&argc, &argv);
 #else

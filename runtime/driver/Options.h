@@ -29,6 +29,14 @@ struct DriverOptions {
   bool noBatching = false;
   bool allowUnknownFields = false;
   bool init = false; ///< eval, infer: fresh parameters, knowingly
+  /// serve: where to listen; infer --data - and serve: the dynamic batching
+  /// (a batch of at most --batch-size examples waits at most maxWaitMicros).
+  std::string host = "127.0.0.1";
+  int port = 8080;
+  long maxWaitMicros = 2000;
+  long maxQueue = 4096;
+  long maxBodyBytes = 1 << 20;
+  int httpThreads = 96;
 };
 
 /// `LAYER=FILE` as {LAYER, FILE}, split at the first '=' (FILE is empty

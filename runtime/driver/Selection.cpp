@@ -49,6 +49,10 @@ void Selection::restoreState(const std::string &text) {
   if (!seen_)
     return;
   nlohmann::json state = nlohmann::json::parse(text);
+  if (state.is_number()) { // written before --patience: the best score alone
+    best_ = state.get<double>();
+    return;
+  }
   best_ = state.at("best").get<double>();
   sinceBest_ = state.at("since_best").get<int>();
 }

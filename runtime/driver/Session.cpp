@@ -2,9 +2,11 @@
 // infer and check (see Session.h).
 #include "runtime/driver/Session.h"
 
+#include "runtime/driver/BatchQueue.h"
 #include "runtime/driver/Checkpoint.h"
 #include "runtime/driver/Progress.h"
 #include "runtime/driver/Selection.h"
+#include "runtime/driver/Server.h"
 #include "runtime/engine/Process.h"
 #include "runtime/io/Jsonl.h"
 #include "runtime/io/Safetensors.h"
@@ -15,12 +17,17 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <condition_variable>
+#include <deque>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <iostream>
+#include <mutex>
 #include <numeric>
 #include <optional>
 #include <random>
+#include <thread>
 #include <unistd.h>
 
 namespace foldc::rt {
@@ -183,6 +190,8 @@ public:
   int infer() {
     if (!leader())
       return 0;
+    if (options_.data == "-")
+      return inferStream();
     Dataset data = load(0, options_.data, options_.limit);
     start(false);
     auto begin = std::chrono::steady_clock::now();
@@ -210,6 +219,118 @@ public:
                    all.size());
     int status = flushed();
     return failed ? 1 : status;
+  }
+
+  /// `infer --data -`: answers each line of standard input as it comes,
+  /// batching the lines that arrive within --max-wait-us of each other. A
+  /// bad line is reported on stderr as `-:LINE: what`; the others still get
+  /// their answers, in order.
+  int inferStream() {
+    start(false);
+    BatchQueue queue(
+        [this](std::span<const BatchQueue::Item> items) {
+          return model_.inferParsed(items, runOptions());
+        },
+        batchLimits());
+    struct Pending {
+      long line;
+      std::future<std::vector<Outcome>> outcome;
+    };
+    std::deque<Pending> pending;
+    std::mutex mutex;
+    std::condition_variable changed;
+    bool ended = false;
+    size_t failed = 0;
+    // Answers are printed in order by a thread of their own, so that reading
+    // the next line never waits for an answer.
+    std::thread printer([&] {
+      for (;;) {
+        std::unique_lock lock(mutex);
+        changed.wait(lock, [&] { return ended || !pending.empty(); });
+        if (pending.empty())
+          return;
+        Pending next = std::move(pending.front());
+        pending.pop_front();
+        lock.unlock();
+        Outcome o = std::move(next.outcome.get().at(0));
+        if (o.output)
+          std::cout << nlohmann::json{{"line", next.line}, {"output", *o.output}}.dump()
+                    << std::endl;
+        else {
+          std::cerr << "-:" << next.line << ": " << o.error << std::endl;
+          ++failed;
+        }
+      }
+    });
+    static const std::string stdinName = "-";
+    std::string text;
+    for (long line = 1; std::getline(std::cin, text); ++line) {
+      if (text.find_first_not_of(" \t\r") == std::string::npos)
+        continue;
+      BatchQueue::Item item;
+      try {
+        nlohmann::json value = nlohmann::json::parse(text);
+        item = model_.parseExample(value, JsonPath(stdinName, line));
+      } catch (const std::exception &e) {
+        std::lock_guard lock(mutex);
+        std::cerr << (dynamic_cast<const DataError *>(&e)
+                          ? ""
+                          : "-:" + std::to_string(line) + ": not JSON: ")
+                  << e.what() << std::endl;
+        ++failed;
+        continue;
+      }
+      std::optional<std::future<std::vector<Outcome>>> outcome;
+      while (!(outcome = queue.submit({item}))) // the queue is full: wait for it to drain
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      std::lock_guard lock(mutex);
+      pending.push_back({line, std::move(*outcome)});
+      changed.notify_one();
+    }
+    {
+      std::lock_guard lock(mutex);
+      ended = true;
+      changed.notify_one();
+    }
+    printer.join();
+    int status = flushed();
+    return failed ? 1 : status;
+  }
+
+  /// `serve`: the model over HTTP until SIGTERM or SIGINT (Server.h).
+  int serve() {
+    start(false);
+    ServeOptions o;
+    o.host = options_.host;
+    o.port = options_.port;
+    o.limits = batchLimits();
+    o.maxBodyBytes = size_t(options_.maxBodyBytes);
+    o.threads = options_.httpThreads;
+    int status = serveHttp(
+        o,
+        [this](const nlohmann::json &value, const JsonPath &at) {
+          return model_.parseExample(value, at);
+        },
+        [this](std::span<const BatchQueue::Item> items) {
+          return model_.inferParsed(items, runOptions());
+        },
+        [&](int port) {
+          std::cerr << "serving on http://" << o.host << ":" << port << " (batches of up to "
+                    << o.limits.maxBatch << ", waiting at most " << o.limits.maxWait.count()
+                    << " us)" << std::endl;
+        });
+    if (status != 0)
+      throw std::runtime_error("cannot listen on " + o.host + ":" + std::to_string(o.port));
+    std::cerr << "stopped: every request in flight was answered" << std::endl;
+    return 0;
+  }
+
+  BatchQueue::Limits batchLimits() const {
+    BatchQueue::Limits limits;
+    limits.maxBatch = size_t(options_.batchSize);
+    limits.maxWait = std::chrono::microseconds(options_.maxWaitMicros);
+    limits.maxQueued = size_t(options_.maxQueue);
+    return limits;
   }
 
   /// Gradients of the whole of --data against finite differences, and
@@ -397,8 +518,8 @@ private:
       VectorsReport report = loadVectors(model_.params().at(id), vectorsFile, vocabFile);
       if (leader())
         std::cerr << vectorsFile << ": " << report.found << " of the " << report.vocabulary
-                  << " words of " << vocabFile << " found; the others keep " << layer
-                  << "'s initialiser\n";
+                  << " words of " << vocabFile << " found; the others keep the initialiser of '"
+                  << layer << "'\n";
     }
   }
 
@@ -560,6 +681,8 @@ int runCommand(Command command, const DriverOptions &options, DriverModel &model
     return session.infer();
   case Command::Check:
     return session.check();
+  case Command::Serve:
+    return session.serve();
   }
   return 1;
 }

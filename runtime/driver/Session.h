@@ -9,7 +9,7 @@
 
 namespace foldc::rt {
 
-enum class Command { Train, Eval, Infer, Check };
+enum class Command { Train, Eval, Infer, Check, Serve };
 
 /// Runs `command` over `model` as this member of `processes` (a rank of an
 /// mpirun, a thread replica, or the one process); gives the exit status.

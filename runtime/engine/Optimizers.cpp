@@ -69,7 +69,7 @@ void Optimizer::step(ParamStore &params) {
       continue;
     }
     StepFactors factors{scale, decay_.decoupled ? 0.0f : float(decay_.rate),
-                        float(lr_) * p.training.learningRateScale};
+                        lr_ * double(p.training.learningRateScale)};
     if (!p.sparseRows) {
       updateRange(id, p, 0, p.value.size(), factors);
       continue;
@@ -84,7 +84,7 @@ void Optimizer::step(ParamStore &params) {
 void Optimizer::updateRange(int id, Param &p, size_t offset, size_t count,
                             const StepFactors &factors) {
   if (decay_.decoupled && decay_.rate > 0) {
-    const float keep = 1.0f - factors.rate * float(decay_.rate);
+    const float keep = float(1.0 - factors.rate * decay_.rate);
     float *__restrict w = p.value.data() + offset;
     for (size_t k = 0; k < count; ++k)
       w[k] *= keep;
@@ -110,7 +110,7 @@ void Optimizer::zeroGradient(Param &p) {
 void Sgd::update(int, Param &p, size_t offset, size_t count, const StepFactors &f) {
   float *__restrict w = p.value.data() + offset;
   float *__restrict g = p.grad.data() + offset;
-  const float rate = f.rate, scale = f.gradientScale, decay = f.l2;
+  const float rate = float(f.rate), scale = f.gradientScale, decay = f.l2;
   for (size_t k = 0; k < count; ++k) {
     w[k] -= rate * (scale * g[k] + decay * w[k]);
     g[k] = 0.0f;
@@ -121,7 +121,7 @@ void Adagrad::update(int id, Param &p, size_t offset, size_t count, const StepFa
   float *__restrict w = p.value.data() + offset;
   float *__restrict g = p.grad.data() + offset;
   float *__restrict acc = acc_.values[size_t(id)].data() + offset;
-  const float rate = f.rate, scale = f.gradientScale, decay = f.l2;
+  const float rate = float(f.rate), scale = f.gradientScale, decay = f.l2;
   for (size_t k = 0; k < count; ++k) {
     float gk = scale * g[k] + decay * w[k];
     g[k] = 0.0f;
@@ -131,12 +131,11 @@ void Adagrad::update(int id, Param &p, size_t offset, size_t count, const StepFa
 }
 
 void Adam::beginStep(ParamStore &) {
-  // lr * (m / c1) / (sqrt(v / c2) + eps)
-  //   == lr * stepFactor * m / (sqrt(v) + eps * sqrt(c2)), stepFactor = sqrt(c2) / c1.
-  double c1 = 1.0 - std::pow(beta1_, double(steps()));
+  // lr * (m / c1) / (sqrt(v / c2) + eps) == (lr * sqrt(c2) / c1) * m / (sqrt(v) + eps * sqrt(c2)).
+  c1_ = 1.0 - std::pow(beta1_, double(steps()));
   double c2 = 1.0 - std::pow(beta2_, double(steps()));
-  stepFactor_ = float(std::sqrt(c2) / c1);
-  correctedEps_ = float(eps_ * std::sqrt(c2));
+  sqrtC2_ = std::sqrt(c2);
+  correctedEps_ = float(eps_ * sqrtC2_);
 }
 
 void Adam::update(int id, Param &p, size_t offset, size_t count, const StepFactors &f) {
@@ -144,7 +143,8 @@ void Adam::update(int id, Param &p, size_t offset, size_t count, const StepFacto
   float *__restrict g = p.grad.data() + offset;
   float *__restrict m = m_.values[size_t(id)].data() + offset;
   float *__restrict v = v_.values[size_t(id)].data() + offset;
-  const float b1 = float(beta1_), b2 = float(beta2_), a = f.rate * stepFactor_, e = correctedEps_;
+  const float b1 = float(beta1_), b2 = float(beta2_), a = float(f.rate * sqrtC2_ / c1_);
+  const float e = correctedEps_;
   const float scale = f.gradientScale, decay = f.l2;
   for (size_t k = 0; k < count; ++k) {
     float gk = scale * g[k] + decay * w[k];
@@ -159,7 +159,7 @@ void RmsProp::update(int id, Param &p, size_t offset, size_t count, const StepFa
   float *__restrict w = p.value.data() + offset;
   float *__restrict g = p.grad.data() + offset;
   float *__restrict v = v_.values[size_t(id)].data() + offset;
-  const float rate = f.rate, alpha = float(alpha_), eps = float(eps_);
+  const float rate = float(f.rate), alpha = float(alpha_), eps = float(eps_);
   const float scale = f.gradientScale, decay = f.l2;
   for (size_t k = 0; k < count; ++k) {
     float gk = scale * g[k] + decay * w[k];

@@ -73,7 +73,8 @@ protected:
   /// What one step applies to one parameter: the gradient to use is
   /// `gradientScale * g + l2 * w`, the learning rate `rate`.
   struct StepFactors {
-    float gradientScale = 1, l2 = 0, rate = 0;
+    float gradientScale = 1, l2 = 0;
+    double rate = 0; ///< in double, so that Adam folds its corrections in before rounding
   };
   /// Declares a slot (in a subclass constructor) for state() and restore().
   void addSlot(Slot &slot) { slots_.push_back(&slot); }
@@ -157,9 +158,9 @@ protected:
 
 private:
   double beta1_, beta2_, eps_;
-  /// This step's, from the bias corrections: the step is the learning rate
-  /// times stepFactor_.
-  float stepFactor_ = 0, correctedEps_ = 0;
+  /// This step's bias corrections: the step size is lr * sqrtC2_ / c1_.
+  double c1_ = 1, sqrtC2_ = 1;
+  float correctedEps_ = 0;
   Slot m_{"m", 0, {}}, v_{"v", 0, {}};
 };
 

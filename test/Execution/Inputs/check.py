@@ -8,6 +8,10 @@
                                 "communicated_bytes_per_step")
   check.py params A B RTOL      every tensor of safetensors files A and B (the same
                                 names and shapes) agrees: max |a - b| <= RTOL x max |b|
+  check.py bits A B NAME...     tensors NAME of safetensors files A and B are equal to
+                                the bit
+  check.py row FILE NAME R V,V...
+                                row R of tensor NAME of FILE is exactly V,V...
   check.py learned LOG TRAIN DEV FIELD METRIC FACTOR
                                 the last epoch's dev METRIC in LOG (train's JSON
                                 lines) is below FACTOR x the mean absolute error
@@ -104,6 +108,24 @@ def params(a, b, rtol):
     print(f"params: {len(xs)} tensors agree (worst {worst:.2g} of max |b|)")
 
 
+def bits(a, b, *names):
+    xs, ys = tensors(a), tensors(b)
+    for name in names:
+        if xs[name][0] != ys[name][0] or xs[name][1].tobytes() != ys[name][1].tobytes():
+            raise AssertionError(f"{name} differs: {list(xs[name][1])} != {list(ys[name][1])}")
+    print(f"bits: {len(names)} tensors equal to the bit")
+
+
+def row(path, name, r, values):
+    shape, data = tensors(path)[name]
+    width = shape[-1]
+    got = list(data[int(r) * width:(int(r) + 1) * width])
+    want = list(array.array("f", [float(v) for v in values.split(",")]))
+    if got != want:
+        raise AssertionError(f"{name} row {r} is {got}, expected {want}")
+    print(f"row: {name}[{r}] = {values}")
+
+
 def learned(log, train, dev, field, metric, factor):
     mean = sum(x[field] for x in lines(train)) / len(lines(train))
     baseline = sum(abs(x[field] - mean) for x in lines(dev)) / len(lines(dev))
@@ -160,7 +182,7 @@ def sst(out, data, evaluation):
 if __name__ == "__main__":
     try:
         {"same": same, "learned": learned, "falls": falls, "best": best,
-         "scaled": scaled, "sst": sst, "params": params}[sys.argv[1]](*sys.argv[2:])
+         "scaled": scaled, "sst": sst, "params": params, "bits": bits, "row": row}[sys.argv[1]](*sys.argv[2:])
     except AssertionError as e:
         print(f"check.py {sys.argv[1]}: {e}", file=sys.stderr)
         sys.exit(1)

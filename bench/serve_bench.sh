@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Serving the sentiment model (examples/sentiment) over loopback: throughput
+# and p50/p99 latency at concurrency 1, 8 and 64, with dynamic batching
+# (largest batch 32, waiting at most 2 ms) and without (largest batch 1),
+# each run bounded by REQUESTS and SECONDS_EACH. Prints a table and the
+# batched/unbatched throughput ratio at each concurrency.
+#
+#   bash bench/serve_bench.sh                      # about 2 minutes
+#   REQUESTS=500 SECONDS_EACH=5 bash bench/serve_bench.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+REQUESTS=${REQUESTS:-3000}
+SECONDS_EACH=${SECONDS_EACH:-15}
+driver=build/examples/sentiment_driver
+load=build/bench/serve_load
+if [ ! -x "$driver" ] || [ ! -x "$load" ]; then
+  bash scripts/build.sh
+fi
+if [ ! -f build/sst/dev.jsonl ]; then
+  build/examples/sentiment/sst_to_jsonl examples/sentiment/data/sst/{train,dev,test}.txt -o build/sst
+fi
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+# Starts a server with OPTIONS; sets `server` (its pid) and `port`.
+start() {
+  "$driver" serve --init --port 0 "$@" 2> "$work/server.err" &
+  server=$!
+  for _ in $(seq 200); do
+    port=$(sed -n 's|^serving on http://127.0.0.1:\([0-9]*\).*|\1|p' "$work/server.err")
+    [ -n "$port" ] && return
+    sleep 0.05
+  done
+  echo "serve_bench: the server did not start:" >&2
+  cat "$work/server.err" >&2
+  exit 1
+}
+
+for mode in batched unbatched; do
+  if [ $mode = batched ]; then start --batch-size 32 --max-wait-us 2000; else start --batch-size 1; fi
+  for c in 1 8 64; do
+    echo "serve_bench: $mode, concurrency $c" >&2
+    "$load" --port "$port" --data build/sst/dev.jsonl --concurrency "$c" --requests "$REQUESTS" \
+      --seconds "$SECONDS_EACH" > "$work/$mode-$c.json"
+  done
+  kill -TERM "$server"
+  wait "$server"
+done
+
+python3 - "$work" <<'PY'
+import json, sys
+work = sys.argv[1]
+print("| concurrency | batched req/s | p50 ms | p99 ms | batch 1 req/s | p50 ms | p99 ms | throughput ratio |")
+print("| --- | --- | --- | --- | --- | --- | --- | --- |")
+for c in (1, 8, 64):
+    b = json.load(open(f"{work}/batched-{c}.json"))
+    u = json.load(open(f"{work}/unbatched-{c}.json"))
+    ratio = b["requests_per_second"] / u["requests_per_second"]
+    print(f"| {c} | {b['requests_per_second']:.0f} | {b['p50_ms']:.2f} | {b['p99_ms']:.2f} "
+          f"| {u['requests_per_second']:.0f} | {u['p50_ms']:.2f} | {u['p99_ms']:.2f} | {ratio:.2f}x |")
+PY

@@ -1,0 +1,212 @@
+// A generated model as a Python module (pybind11): `foldc_add_model(...
+// PYTHON)` compiles NAME_python.cpp, which foldc writes as one call of
+// defineModule for the model's Model and example reader.
+#pragma once
+
+#include "runtime/engine/Optimizers.h"
+#include "runtime/io/Jsonl.h"
+#include "runtime/io/Safetensors.h"
+
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <algorithm>
+#include <numeric>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace foldc::rt::python {
+
+namespace py = pybind11;
+
+/// Examples given from Python: JSON strings, or dicts and lists of the JSONL
+/// shape (turned into JSON by Python's own json module).
+inline std::vector<nlohmann::json> jsonValues(const py::iterable &examples) {
+  py::object dumps = py::module_::import("json").attr("dumps");
+  std::vector<nlohmann::json> values;
+  long index = 0;
+  for (const py::handle &example : examples) {
+    std::string text = py::isinstance<py::str>(example) ? example.cast<std::string>()
+                                                        : dumps(example).cast<std::string>();
+    try {
+      values.push_back(nlohmann::json::parse(text));
+    } catch (const nlohmann::json::parse_error &e) {
+      throw DataError("example " + std::to_string(index) + ": not JSON: " + e.what());
+    }
+    ++index;
+  }
+  return values;
+}
+
+/// A JSON value as a Python value (through Python's json module).
+inline py::object pythonValue(const nlohmann::json &value) {
+  return py::module_::import("json").attr("loads")(value.dump());
+}
+
+/// The order in which `NAME_driver train --seed SEED` visits `count`
+/// examples in epoch `epoch` (1 for the first): a Python training loop
+/// that follows it takes the same steps.
+inline std::vector<int32_t> trainOrder(size_t count, uint64_t seed, int epoch) {
+  std::vector<int32_t> order(count);
+  std::iota(order.begin(), order.end(), 0);
+  std::mt19937_64 shuffle(seed);
+  for (int e = 1; e <= epoch; ++e)
+    std::shuffle(order.begin(), order.end(), shuffle);
+  return order;
+}
+
+/// A model with the examples of one call, read from JSON.
+template <class M> class PythonModel {
+public:
+  using Example = typename M::Example;
+  using Reader = Example (*)(const nlohmann::json &, const JsonPath &);
+
+  PythonModel(Reader read, uint64_t seed) : read_(read) { model_.init(seed); }
+
+  std::vector<nlohmann::json> infer(const py::iterable &examples) {
+    std::vector<Example> batch = readAll(examples);
+    py::gil_scoped_release unlocked;
+    return model_.infer(pointers(batch));
+  }
+  BatchResult trainStep(const py::iterable &examples, Optimizer &optimizer, uint64_t seed) {
+    std::vector<Example> batch = readAll(examples);
+    py::gil_scoped_release unlocked;
+    RunOptions run;
+    run.seed = seed;
+    return model_.train_step(pointers(batch), optimizer, run);
+  }
+  BatchResult eval(const py::iterable &examples) {
+    std::vector<Example> batch = readAll(examples);
+    py::gil_scoped_release unlocked;
+    return model_.eval(pointers(batch));
+  }
+  M &model() { return model_; }
+
+private:
+  std::vector<Example> readAll(const py::iterable &examples) {
+    std::vector<nlohmann::json> values = jsonValues(examples);
+    static const std::string where = "example";
+    std::vector<Example> batch;
+    batch.reserve(values.size());
+    for (size_t i = 0; i < values.size(); ++i)
+      batch.push_back(read_(values[i], JsonPath(where, long(i))));
+    return batch;
+  }
+  static std::vector<const Example *> pointersOf(const std::vector<Example> &batch) {
+    std::vector<const Example *> out;
+    for (const Example &e : batch)
+      out.push_back(&e);
+    return out;
+  }
+  typename M::Batch pointers(const std::vector<Example> &batch) {
+    pointers_ = pointersOf(batch);
+    return typename M::Batch(pointers_);
+  }
+
+  Reader read_;
+  M model_;
+  std::vector<const Example *> pointers_;
+};
+
+/// Loads `path` into `params` keeping every parameter's storage, so that
+/// numpy views of the parameters (Model.params) stay valid and see the new
+/// values; a file that does not fit changes nothing.
+inline void loadInPlace(ParamStore &params, const std::string &path) {
+  std::vector<std::vector<float>> storage(size_t(params.count()));
+  for (int id = 0; id < params.count(); ++id) {
+    storage[size_t(id)] = std::move(params.at(id).value);
+    params.at(id).value = storage[size_t(id)];
+  }
+  try {
+    loadParams(params, path);
+  } catch (...) {
+    for (int id = 0; id < params.count(); ++id)
+      params.at(id).value.swap(storage[size_t(id)]);
+    throw;
+  }
+  for (int id = 0; id < params.count(); ++id) {
+    std::ranges::copy(params.at(id).value, storage[size_t(id)].begin());
+    params.at(id).value.swap(storage[size_t(id)]);
+  }
+}
+
+/// {"loss": ..., METRIC: mean, ...} as Python values.
+inline py::dict resultDict(const BatchResult &result, const std::vector<std::string> &metrics) {
+  return pythonValue(result.toJson(metrics)).cast<py::dict>();
+}
+
+/// Defines Model, Optimizer and train_order in `module`.
+template <class M>
+void defineModule(py::module_ &module, const std::string &name,
+                  typename PythonModel<M>::Reader read) {
+  using Model = PythonModel<M>;
+  module.doc() = "The foldc model '" + name + "' (generated): Model, Optimizer, train_order.";
+  py::register_exception<DataError>(module, "DataError", PyExc_ValueError);
+  py::register_exception<SafetensorsError>(module, "ParamsError", PyExc_ValueError);
+
+  py::class_<Optimizer>(module, "Optimizer",
+                        "An optimizer as `train --optimizer` makes it: sgd, adagrad, adam, "
+                        "adamw or rmsprop.")
+      .def(py::init([](const std::string &kind, double lr, double clip, double weightDecay) {
+             const OptimizerKind *k = findOptimizer(kind);
+             if (!k)
+               throw py::value_error("no optimizer '" + kind + "'");
+             return k->make(lr > 0 ? lr : k->defaultLearningRate, clip,
+                            weightDecay >= 0 ? weightDecay : k->defaultWeightDecay);
+           }),
+           py::arg("kind") = "adam", py::arg("lr") = 0.0, py::arg("clip") = 0.0,
+           py::arg("weight_decay") = -1.0)
+      .def_property("lr", &Optimizer::learningRate, &Optimizer::setLearningRate);
+
+  py::class_<Model>(module, "Model")
+      .def(py::init([read](uint64_t seed) { return std::make_unique<Model>(read, seed); }),
+           py::arg("seed") = 1, "New parameters, initialised from `seed` as `--seed` does.")
+      .def("load", [](Model &m, const std::string &path) { loadInPlace(m.model().params(), path); })
+      .def("save", [](Model &m, const std::string &path) { m.model().save(path); })
+      .def(
+          "infer",
+          [](Model &m, const py::iterable &examples) {
+            py::list out;
+            for (const nlohmann::json &o : m.infer(examples))
+              out.append(pythonValue(o));
+            return out;
+          },
+          "The output of each example (dicts and lists of the JSONL shape, or JSON strings).")
+      .def(
+          "train_step",
+          [](Model &m, const py::iterable &batch, Optimizer &optimizer, uint64_t seed) {
+            return resultDict(m.trainStep(batch, optimizer, seed), m.model().metricNames());
+          },
+          py::arg("batch"), py::arg("optimizer"), py::arg("seed") = 0,
+          "One optimizer step on the batch; `seed` draws the dropout masks (train's step k of a "
+          "run with --seed S uses S * 1000003 + k).")
+      .def(
+          "eval",
+          [](Model &m, const py::iterable &batch) {
+            return resultDict(m.eval(batch), m.model().metricNames());
+          },
+          "The mean loss and metrics of the batch.")
+      .def_property_readonly("metric_names",
+                             [](Model &m) { return m.model().metricNames(); })
+      .def_property_readonly(
+          "params",
+          [](py::object self) {
+            Model &m = self.cast<Model &>();
+            py::dict out;
+            ParamStore &params = m.model().params();
+            for (int id = 0; id < params.count(); ++id) {
+              Param &p = params.at(id);
+              // A view of the parameter's own values: the model stays alive while it lives.
+              out[py::str(p.name)] = py::array_t<float>(p.shape, p.value.data(), self);
+            }
+            return out;
+          },
+          "Every parameter by name, as numpy arrays viewing the model's own values (no copy).");
+
+  module.def("train_order", &trainOrder, py::arg("count"), py::arg("seed"), py::arg("epoch"),
+             "The order in which `train --seed SEED` visits COUNT examples in epoch EPOCH.");
+}
+
+} // namespace foldc::rt::python
