@@ -53,8 +53,10 @@ int main(int argc, char **argv) {
   app.add_option("--port", o.port, "the server's port on 127.0.0.1")->required();
   app.add_option("--data", o.data, "JSON Lines examples to post, round robin")->required();
   app.add_option("--concurrency", o.concurrency, "clients at once")->check(CLI::Range(1, 1024));
-  app.add_option("--requests", o.requests, "requests in all, at most")->check(CLI::Range(1L, 10000000L));
-  app.add_option("--seconds", o.seconds, "stop after this long, at most")->check(CLI::Range(0.1, 3600.0));
+  app.add_option("--requests", o.requests, "requests in all, at most")
+      ->check(CLI::Range(1L, 10000000L));
+  app.add_option("--seconds", o.seconds, "stop after this long, at most")
+      ->check(CLI::Range(0.1, 3600.0));
   CLI11_PARSE(app, argc, argv);
   std::vector<std::string> lines = readLines(o.data);
   if (lines.empty()) {
@@ -75,8 +77,7 @@ int main(int argc, char **argv) {
       std::vector<double> mine;
       for (long n; (n = issued++) < o.requests && std::chrono::steady_clock::now() < deadline;) {
         auto sent = std::chrono::steady_clock::now();
-        auto answer =
-            client.Post("/infer", lines[size_t(n) % lines.size()], "application/json");
+        auto answer = client.Post("/infer", lines[size_t(n) % lines.size()], "application/json");
         if (!answer || answer->status != 200)
           ++errors;
         mine.push_back(

@@ -19,7 +19,7 @@ packages=(
   python3-matplotlib                                  # learning-curve plots (run.sh)
   graphviz                                            # drawing foldc --emit=dot
   libopenmpi-dev openmpi-bin                          # data-parallel training (mpirun)
-  pybind11-dev python3-pybind11 python3-numpy         # a model as a Python module (PYTHON)
+  pybind11-dev python3-pybind11 python3-dev python3-numpy  # a model as a Python module (PYTHON)
   python3-pytest                                      # the Python module's tests
   libcpp-httplib-dev pkg-config                       # NAME_driver serve, bench/serve_load
 )

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The main job: installs the dependencies, builds foldc and the sentiment model
-# (only those), converts the Stanford Sentiment Treebank, shows the model and
+# (its driver and Python module, only those), converts the Stanford Sentiment
+# Treebank, shows the model and
 # draws its batch plan, trains it for a short run (EPOCHS, default 4; model
 # selection on dev root accuracy), and ends with its SST test figures, the
 # learning curve and the picture. The full, three-seed run is
@@ -11,7 +12,7 @@ EPOCHS=${EPOCHS:-4}
 out=build/sentiment-run
 echo "== building foldc and examples/sentiment (log: build/run-build.log)" >&2
 mkdir -p build
-if ! bash scripts/build.sh foldc sentiment_driver sst_to_jsonl > build/run-build.log 2>&1; then
+if ! bash scripts/build.sh foldc sentiment_driver sentiment_python sst_to_jsonl > build/run-build.log 2>&1; then
   tail -30 build/run-build.log >&2
   exit 1
 fi
@@ -41,6 +42,18 @@ print(f"SST test, {test['examples']} trees, parameters of epoch {kept['epoch']} 
 print(f"  fine-grained root accuracy  {100 * test['root_hits']:.1f}%")
 print(f"  binary root accuracy        {100 * test['binary_root_hits']:.1f}%  (neutral roots left out)")
 print(f"  all-node accuracy           {100 * test['all_hits']:.1f}%")
+PY
+echo "== the same parameters from Python (PYTHONPATH=build/examples/python: import sentiment)" >&2
+PYTHONPATH=build/examples/python /usr/bin/python3 - "$out" <<'PY'
+import json, sys
+import sentiment
+out = sys.argv[1]
+model = sentiment.Model()
+model.load(f"{out}/best.safetensors")
+trees = [json.loads(line) for line in open("build/sst/test.jsonl")][:100]
+result = model.eval(trees)
+print(f"Python: sentiment.Model().eval(first 100 test trees): root accuracy "
+      f"{100 * result['root_hits']:.1f}%, loss {result['loss']:.4f}")
 PY
 echo "learning curve: $out/curve.png (from $out/curve.csv)"
 echo "batch plan:     $out/plan.svg (from $out/plan.dot)"

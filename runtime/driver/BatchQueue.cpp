@@ -50,8 +50,7 @@ std::vector<BatchQueue::Entry> BatchQueue::nextBatch() {
     return {};
   // The oldest example waits at most maxWait for others to join it.
   auto deadline = queue_.front().queued + limits_.maxWait;
-  changed_.wait_until(lock, deadline,
-                      [&] { return closed_ || queue_.size() >= limits_.maxBatch; });
+  changed_.wait_until(lock, deadline, [&] { return closed_ || queue_.size() >= limits_.maxBatch; });
   size_t n = std::min(queue_.size(), limits_.maxBatch);
   std::vector<Entry> batch(std::make_move_iterator(queue_.begin()),
                            std::make_move_iterator(queue_.begin() + ptrdiff_t(n)));

@@ -36,9 +36,9 @@ public:
   using RunBatch = std::function<std::vector<nlohmann::json>(std::span<const Item>)>;
 
   struct Limits {
-    size_t maxBatch = 32;                      ///< examples a batch holds at most
-    std::chrono::microseconds maxWait{2000};   ///< how long a batch waits to fill
-    size_t maxQueued = 4096;                   ///< examples waiting at most; then submit refuses
+    size_t maxBatch = 32;                    ///< examples a batch holds at most
+    std::chrono::microseconds maxWait{2000}; ///< how long a batch waits to fill
+    size_t maxQueued = 4096;                 ///< examples waiting at most; then submit refuses
   };
 
   /// Starts the batching thread. `onBatch(size)` is told each batch's size.

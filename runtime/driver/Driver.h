@@ -6,6 +6,7 @@
 // (foldc_add_model does when CMake finds MPI), the driver trains data-parallel under mpirun.
 #pragma once
 
+#include "runtime/io/Jsonl.h"
 #include "runtime/model/GradientCheck.h"
 #include "runtime/model/Model.h"
 #include "runtime/parallel/Communicator.h"

@@ -37,8 +37,8 @@ private:
   std::map<int, uint64_t> responses_;
   uint64_t examples_ = 0;
   Histogram batchSizes_{{1, 2, 4, 8, 16, 32, 64, 128, 256}};
-  Histogram latencies_{{0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5,
-                        5, 10}};
+  Histogram latencies_{
+      {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10}};
 };
 
 } // namespace foldc::rt

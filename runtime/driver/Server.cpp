@@ -21,9 +21,8 @@ namespace {
 class LargeStackPool : public httplib::TaskQueue {
 public:
   explicit LargeStackPool(int threads) {
-    supervisor_ = std::thread([this, threads] {
-      onThreads(size_t(256) << 20, threads, [this](int) { work(); });
-    });
+    supervisor_ = std::thread(
+        [this, threads] { onThreads(size_t(256) << 20, threads, [this](int) { work(); }); });
   }
   ~LargeStackPool() override { shutdown(); }
 
@@ -118,9 +117,8 @@ void infer(const httplib::Request &req, httplib::Response &res, const ParseExamp
                                   outcomes[i].error}});
     answers.push_back({{"output", std::move(*outcomes[i].output)}});
   }
-  metrics.countRequest(count, std::chrono::duration<double>(std::chrono::steady_clock::now() -
-                                                            begin)
-                                  .count());
+  metrics.countRequest(
+      count, std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count());
   reply(res, 200, many ? answers : answers[0]);
 }
 
@@ -149,13 +147,13 @@ RequestBody parseRequestBody(const std::string &text, const ParseExample &parse)
 int serveHttp(const ServeOptions &options, ParseExample parse, BatchQueue::RunBatch run,
               const std::function<void(int)> &onListening) {
   ServeMetrics metrics;
-  BatchQueue queue(std::move(run), options.limits,
-                   [&](size_t size) { metrics.countBatch(size); });
+  BatchQueue queue(std::move(run), options.limits, [&](size_t size) { metrics.countBatch(size); });
   httplib::Server server;
   server.new_task_queue = [&] { return new LargeStackPool(options.threads); };
   server.set_payload_max_length(options.maxBodyBytes);
-  server.set_logger(
-      [&](const httplib::Request &, const httplib::Response &res) { metrics.countResponse(res.status); });
+  server.set_logger([&](const httplib::Request &, const httplib::Response &res) {
+    metrics.countResponse(res.status);
+  });
   server.Post("/infer", [&](const httplib::Request &req, httplib::Response &res) {
     infer(req, res, parse, queue, metrics);
   });

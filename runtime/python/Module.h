@@ -4,6 +4,7 @@
 #pragma once
 
 #include "runtime/engine/Optimizers.h"
+#include "runtime/engine/Process.h"
 #include "runtime/io/Jsonl.h"
 #include "runtime/io/Safetensors.h"
 
@@ -142,7 +143,8 @@ template <class M>
 void defineModule(py::module_ &module, const std::string &name,
                   typename PythonModel<M>::Reader read) {
   using Model = PythonModel<M>;
-  module.doc() = "The foldc model '" + name + "' (generated): Model, Optimizer, train_order.";
+  module.doc() =
+      "The foldc model '" + name + "' (generated): Model, Optimizer, train_order, set_threads.";
   py::register_exception<DataError>(module, "DataError", PyExc_ValueError);
   py::register_exception<SafetensorsError>(module, "ParamsError", PyExc_ValueError);
 
@@ -188,8 +190,7 @@ void defineModule(py::module_ &module, const std::string &name,
             return resultDict(m.eval(batch), m.model().metricNames());
           },
           "The mean loss and metrics of the batch.")
-      .def_property_readonly("metric_names",
-                             [](Model &m) { return m.model().metricNames(); })
+      .def_property_readonly("metric_names", [](Model &m) { return m.model().metricNames(); })
       .def_property_readonly(
           "params",
           [](py::object self) {
@@ -205,6 +206,11 @@ void defineModule(py::module_ &module, const std::string &name,
           },
           "Every parameter by name, as numpy arrays viewing the model's own values (no copy).");
 
+  // One GEMM thread, as the command line's default: the same sums in the
+  // same order, so a Python loop takes the steps `train` takes.
+  configureProcess(1);
+  module.def("set_threads", &configureProcess, py::arg("threads"),
+             "The threads the model's GEMMs use (1 at import, as `--threads 1`).");
   module.def("train_order", &trainOrder, py::arg("count"), py::arg("seed"), py::arg("epoch"),
              "The order in which `train --seed SEED` visits COUNT examples in epoch EPOCH.");
 }

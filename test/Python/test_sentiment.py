@@ -55,7 +55,7 @@ def test_eval_gives_the_command_lines_loss_and_metrics(sst, tmp_path):
     assert set(ours) == set(cli)
     for key in cli:
         assert ours[key] == pytest.approx(cli[key], rel=1e-6)
-    assert model.metric_names == ["root_hits", "binary_root_hits", "all_hits"]
+    assert model.metric_names == ["all_hits", "binary_root_hits", "root_hits"]
 
 
 def test_errors_are_exceptions_with_the_command_lines_message(sst, tmp_path):

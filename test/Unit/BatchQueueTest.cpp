@@ -59,7 +59,8 @@ TEST(BatchQueue, ALoneRequestWaitsAtMostTheLongestWait) {
 
 TEST(BatchQueue, ARequestOfSeveralExamplesIsAnsweredInOrder) {
   BatchQueue queue(doubled, {2, 1ms, 100});
-  std::vector<Outcome> o = queue.submit({number(1), number(2), number(3), number(4), number(5)})->get();
+  std::vector<Outcome> o =
+      queue.submit({number(1), number(2), number(3), number(4), number(5)})->get();
   ASSERT_EQ(o.size(), 5u);
   for (int i = 0; i < 5; ++i)
     EXPECT_EQ(*o[size_t(i)].output, 2 * (i + 1));

@@ -174,7 +174,7 @@ for i in range(3):
     answer = json.loads(stream.stdout.readline())
     check(answer["line"] == i + 1 and close_to(answer["output"], expected[i]),
           f"infer --data -: line {i + 1} answered as it came")
-stream.stdin.write('{"expr": 5}\n' + json.dumps(examples[3]) + "\n")
+stream.stdin.write('{"expr": 5, "result": 1}\n' + json.dumps(examples[3]) + "\n")
 stream.stdin.close()
 rest = stream.stdout.read().splitlines()
 errors = stream.stderr.read()

@@ -14,11 +14,11 @@
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   std::string body(reinterpret_cast<const char *>(data), size);
   try {
-    foldc::rt::parseRequestBody(body, [](const nlohmann::json &value,
-                                         const foldc::rt::JsonPath &at) {
-      return std::make_shared<const jsonl_schema::Example>(
-          jsonl_schema::exampleFromJson(value, at));
-    });
+    foldc::rt::parseRequestBody(body,
+                                [](const nlohmann::json &value, const foldc::rt::JsonPath &at) {
+                                  return std::make_shared<const jsonl_schema::Example>(
+                                      jsonl_schema::exampleFromJson(value, at));
+                                });
   } catch (const foldc::rt::DataError &) {
   }
   return 0;
