@@ -73,6 +73,7 @@ int main(int argc, char **argv) {
     clients.emplace_back([&] {
       httplib::Client client("127.0.0.1", o.port);
       client.set_keep_alive(true);
+      client.set_tcp_nodelay(true);
       client.set_read_timeout(60, 0);
       std::vector<double> mine;
       for (long n; (n = issued++) < o.requests && std::chrono::steady_clock::now() < deadline;) {

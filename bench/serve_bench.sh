@@ -20,7 +20,8 @@ if [ ! -f build/sst/dev.jsonl ]; then
   build/examples/sentiment/sst_to_jsonl examples/sentiment/data/sst/{train,dev,test}.txt -o build/sst
 fi
 work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+server=
+trap '[ -n "$server" ] && kill -TERM "$server" 2> /dev/null; rm -rf "$work"' EXIT
 
 # Starts a server with OPTIONS; sets `server` (its pid) and `port`.
 start() {
@@ -41,21 +42,23 @@ for mode in batched unbatched; do
   for c in 1 8 64; do
     echo "serve_bench: $mode, concurrency $c" >&2
     "$load" --port "$port" --data build/sst/dev.jsonl --concurrency "$c" --requests "$REQUESTS" \
-      --seconds "$SECONDS_EACH" > "$work/$mode-$c.json"
+      --seconds "$SECONDS_EACH" > "$work/$mode-$c.json" || true # failed requests are counted
   done
   kill -TERM "$server"
   wait "$server"
+  server=
 done
 
 python3 - "$work" <<'PY'
 import json, sys
 work = sys.argv[1]
-print("| concurrency | batched req/s | p50 ms | p99 ms | batch 1 req/s | p50 ms | p99 ms | throughput ratio |")
-print("| --- | --- | --- | --- | --- | --- | --- | --- |")
+print("| concurrency | batched req/s | p50 ms | p99 ms | batch 1 req/s | p50 ms | p99 ms | throughput ratio | errors |")
+print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
 for c in (1, 8, 64):
     b = json.load(open(f"{work}/batched-{c}.json"))
     u = json.load(open(f"{work}/unbatched-{c}.json"))
     ratio = b["requests_per_second"] / u["requests_per_second"]
     print(f"| {c} | {b['requests_per_second']:.0f} | {b['p50_ms']:.2f} | {b['p99_ms']:.2f} "
-          f"| {u['requests_per_second']:.0f} | {u['p50_ms']:.2f} | {u['p99_ms']:.2f} | {ratio:.2f}x |")
+          f"| {u['requests_per_second']:.0f} | {u['p50_ms']:.2f} | {u['p99_ms']:.2f} | {ratio:.2f}x "
+          f"| {b['errors'] + u['errors']} |")
 PY
