@@ -227,11 +227,7 @@ public:
   /// their answers, in order.
   int inferStream() {
     start(false);
-    BatchQueue queue(
-        [this](std::span<const BatchQueue::Item> items) {
-          return model_.inferParsed(items, runOptions());
-        },
-        batchLimits());
+    BatchQueue queue(inferParsedBatch(), batchLimits());
     struct Pending {
       long line;
       std::future<std::vector<Outcome>> outcome;
@@ -311,9 +307,7 @@ public:
         [this](const nlohmann::json &value, const JsonPath &at) {
           return model_.parseExample(value, at);
         },
-        [this](std::span<const BatchQueue::Item> items) {
-          return model_.inferParsed(items, runOptions());
-        },
+        inferParsedBatch(),
         [&](int port) {
           std::cerr << "serving on http://" << o.host << ":" << port << " (batches of up to "
                     << o.limits.maxBatch << ", waiting at most " << o.limits.maxWait.count()
@@ -323,6 +317,13 @@ public:
       throw std::runtime_error("cannot listen on " + o.host + ":" + std::to_string(o.port));
     std::cerr << "stopped: every request in flight was answered" << std::endl;
     return 0;
+  }
+
+  /// What serve and `infer --data -` run on each batch the queue forms.
+  BatchQueue::RunBatch inferParsedBatch() {
+    return [this](std::span<const BatchQueue::Item> items) {
+      return model_.inferParsed(items, runOptions());
+    };
   }
 
   BatchQueue::Limits batchLimits() const {

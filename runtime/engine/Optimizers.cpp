@@ -1,7 +1,6 @@
 // Optimizer steps.
 #include "runtime/engine/Optimizers.h"
 
-#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
@@ -65,7 +64,7 @@ void Optimizer::step(ParamStore &params) {
   for (int id = 0; id < params.count(); ++id) {
     Param &p = params.at(id);
     if (!p.training.trainable) {
-      zeroGradient(p);
+      p.zeroGradient();
       continue;
     }
     StepFactors factors{scale, decay_.decoupled ? 0.0f : float(decay_.rate),
@@ -90,17 +89,6 @@ void Optimizer::updateRange(int id, Param &p, size_t offset, size_t count,
       w[k] *= keep;
   }
   update(id, p, offset, count, factors);
-}
-
-void Optimizer::zeroGradient(Param &p) {
-  if (!p.sparseRows) {
-    std::fill(p.grad.begin(), p.grad.end(), 0.0f);
-    return;
-  }
-  size_t width = size_t(p.rowWidth());
-  for (int32_t r : p.touchedRows)
-    std::fill_n(p.grad.begin() + ptrdiff_t(size_t(r) * width), width, 0.0f);
-  p.forgetTouchedRows();
 }
 
 // The loops below are written for the vectoriser: restrict-qualified

@@ -96,8 +96,6 @@ private:
   /// Updates `count` floats of `param` from `offset`, decaying them first
   /// when the decay is decoupled.
   void updateRange(int id, Param &param, size_t offset, size_t count, const StepFactors &factors);
-  /// A frozen parameter's step: its gradients zeroed, its touched rows forgotten.
-  static void zeroGradient(Param &param);
 
   std::vector<Slot *> slots_;
   long steps_ = 0;

@@ -133,17 +133,20 @@ void ParamStore::flushDeferredGradients() {
   }
 }
 
-void ParamStore::zeroGrads() {
-  for (Param &p : params_) {
-    if (!p.sparseRows) {
-      std::fill(p.grad.begin(), p.grad.end(), 0.0f);
-      continue;
-    }
-    int64_t w = p.rowWidth();
-    for (int32_t r : p.touchedRows)
-      std::fill(p.grad.begin() + r * w, p.grad.begin() + (r + 1) * w, 0.0f);
-    p.forgetTouchedRows();
+void Param::zeroGradient() {
+  if (!sparseRows) {
+    std::fill(grad.begin(), grad.end(), 0.0f);
+    return;
   }
+  int64_t w = rowWidth();
+  for (int32_t r : touchedRows)
+    std::fill(grad.begin() + r * w, grad.begin() + (r + 1) * w, 0.0f);
+  forgetTouchedRows();
+}
+
+void ParamStore::zeroGrads() {
+  for (Param &p : params_)
+    p.zeroGradient();
 }
 
 std::string shapeText(const std::vector<int64_t> &shape) {

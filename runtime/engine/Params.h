@@ -81,6 +81,9 @@ struct Param {
       touchedRows.push_back(r);
     }
   }
+  /// Zeroes the gradient (of a sparse table, only the touched rows, which
+  /// it then forgets).
+  void zeroGradient();
   /// Marks every row untouched (their gradients must be zero already).
   void forgetTouchedRows() {
     for (int32_t r : touchedRows)

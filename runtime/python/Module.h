@@ -95,14 +95,10 @@ private:
       batch.push_back(read_(values[i], JsonPath(where, long(i))));
     return batch;
   }
-  static std::vector<const Example *> pointersOf(const std::vector<Example> &batch) {
-    std::vector<const Example *> out;
-    for (const Example &e : batch)
-      out.push_back(&e);
-    return out;
-  }
   typename M::Batch pointers(const std::vector<Example> &batch) {
-    pointers_ = pointersOf(batch);
+    pointers_.clear();
+    for (const Example &e : batch)
+      pointers_.push_back(&e);
     return typename M::Batch(pointers_);
   }
 
@@ -170,10 +166,8 @@ void defineModule(py::module_ &module, const std::string &name,
       .def(
           "infer",
           [](Model &m, const py::iterable &examples) {
-            py::list out;
-            for (const nlohmann::json &o : m.infer(examples))
-              out.append(pythonValue(o));
-            return out;
+            // One JSON text for all the outputs: Python parses it once.
+            return pythonValue(nlohmann::json(m.infer(examples))).cast<py::list>();
           },
           "The output of each example (dicts and lists of the JSONL shape, or JSON strings).")
       .def(
