@@ -8,7 +8,6 @@
 #include <Eigen/Core>
 
 #include <chrono>
-#include <sys/resource.h>
 
 namespace foldc::bench {
 
@@ -33,13 +32,6 @@ inline double sgemmPeak(int n) {
     ++reps;
   } while (secondsSince(start) < 1.0);
   return 2.0 * n * n * double(n) * reps / secondsSince(start) / 1e9;
-}
-
-/// The process's peak resident memory so far, in MiB.
-inline double peakRssMiB() {
-  rusage usage{};
-  getrusage(RUSAGE_SELF, &usage);
-  return double(usage.ru_maxrss) / 1024.0; // Linux reports KiB
 }
 
 } // namespace foldc::bench

@@ -9,6 +9,7 @@
 #include "runtime/engine/Process.h"
 #include "runtime/parallel/DataParallel.h"
 #include "runtime/parallel/ThreadTeam.h"
+#include "runtime/support/Memory.h"
 #include "treenn.h"
 
 #include <CLI/CLI.hpp>
@@ -32,11 +33,6 @@ struct Options {
   int trees = 8544; ///< trees per batched configuration: all of SST train (after a warm-up batch)
   int unbatchedTrees = 512; ///< trees per --no-batching configuration
 };
-
-/// DyNet's autobatching on the same model and data, one thread (issue 12 of
-/// this project, measured on this machine class; runs vary by 10-20%).
-const std::map<int, double> kDynetTraining{{1, 1235}, {16, 2197}, {64, 2103}, {256, 1854}};
-const std::map<int, double> kDynetInference{{1, 4777}, {16, 5624}, {64, 4915}, {256, 3682}};
 
 /// One configuration's time, summed over its timed minibatches, by phase.
 struct Phases {
@@ -165,26 +161,20 @@ double sgemmPeak(int threads) {
 }
 
 void printHeader(const char *mode) {
-  std::printf("\n%s\n%7s %6s %8s %10s %9s %8s %7s %6s %9s %6s %6s %6s %6s\n", mode, "threads",
-              "batch", "batching", "trees/s", "vs DyNet", "GFLOP/s", "%peak", "unfold",
-              "sched+gath", "GEMM", "other", "optim", "sync");
+  std::printf("\n%s\n%7s %6s %8s %10s %8s %7s %6s %9s %6s %6s %6s %6s\n", mode, "threads", "batch",
+              "batching", "trees/s", "GFLOP/s", "%peak", "unfold", "sched+gath", "GEMM", "other",
+              "optim", "sync");
 }
 
-void printRow(int threads, int batch, bool batching, const Phases &p, double peak,
-              const std::map<int, double> &dynet) {
+void printRow(int threads, int batch, bool batching, const Phases &p, double peak) {
   double treesPerSecond = p.trees / p.total;
   double gflops = p.flops / p.total / 1e9;
   double other = p.total - p.unfold - p.schedule - p.gather - p.gemm - p.optimizer - p.sync;
   auto share = [&](double seconds) { return 100 * seconds / p.total; };
-  auto reference = dynet.find(batch);
-  std::string ratio = threads == 1 && batching && reference != dynet.end()
-                          ? std::to_string(treesPerSecond / reference->second).substr(0, 4) + "x"
-                          : "";
-  std::printf(
-      "%7d %6d %8s %10.0f %9s %8.1f %6.0f%% %5.1f%% %9.1f%% %5.1f%% %5.1f%% %5.1f%% %5.1f%%\n",
-      threads, batch, batching ? "yes" : "no", treesPerSecond, ratio.c_str(), gflops,
-      100 * gflops / peak, share(p.unfold), share(p.schedule + p.gather), share(p.gemm),
-      share(other), share(p.optimizer), share(p.sync));
+  std::printf("%7d %6d %8s %10.0f %8.1f %6.0f%% %5.1f%% %9.1f%% %5.1f%% %5.1f%% %5.1f%% %5.1f%%\n",
+              threads, batch, batching ? "yes" : "no", treesPerSecond, gflops, 100 * gflops / peak,
+              share(p.unfold), share(p.schedule + p.gather), share(p.gemm), share(other),
+              share(p.optimizer), share(p.sync));
   std::fflush(stdout);
 }
 
@@ -226,8 +216,7 @@ int main(int argc, char **argv) {
               "shares of the time: unfolding; scheduling and gathering/scattering rows; GEMM;\n"
               "other kernel work (element-wise, gradients' zero-fill); the optimizer step;\n"
               "sync: waiting for the slower replica and summing the replicas' gradients.\n"
-              "vs DyNet: against DyNet's autobatching on this model and data, one thread, as\n"
-              "measured in issue 12 on a host whose sgemm peak was about 140 GFLOP/s\n");
+              "Against DyNet and PyTorch side by side: bash bench/side_by_side.sh\n");
   for (bool training : {true, false}) {
     printHeader(training ? "training (Adam)" : "inference (outputs only)");
     for (int threads : o.threads) {
@@ -243,11 +232,10 @@ int main(int argc, char **argv) {
                        training ? "training" : "inference", threads, batch,
                        batching ? "batched" : "unbatched", count);
           Phases p = run(team, models, trees, count, batch, batching, training);
-          printRow(threads, batch, batching, p, peaks[threads],
-                   training ? kDynetTraining : kDynetInference);
+          printRow(threads, batch, batching, p, peaks[threads]);
         }
     }
   }
-  std::printf("\npeak RSS: %.0f MiB\n", foldc::bench::peakRssMiB());
+  std::printf("\npeak RSS: %.0f MiB\n", foldc::rt::peakResidentMiB());
   return 0;
 }

@@ -49,11 +49,6 @@ int precedence(const Expr &e) {
   }
 }
 
-std::string operand(const Expr &e, int context) {
-  std::string text = toSource(e);
-  return precedence(e) < context ? "(" + text + ")" : text;
-}
-
 template <typename Range, typename Print>
 std::string joined(const Range &items, Print print, const char *sep = ", ") {
   std::string out;
@@ -384,91 +379,176 @@ std::string toSource(const TypeExpr &type) {
   return static_cast<const NamedTypeExpr &>(type).name;
 }
 
-std::string toSource(const Expr &e) {
-  switch (e.kind()) {
-  case ExprKind::IntLit:
-    return std::to_string(static_cast<const IntLitExpr &>(e).value);
-  case ExprKind::FloatLit:
-    return static_cast<const FloatLitExpr &>(e).spelling;
-  case ExprKind::StringLit:
-    return quoted(static_cast<const StringLitExpr &>(e).value);
-  case ExprKind::BoolLit:
-    return static_cast<const BoolLitExpr &>(e).value ? "true" : "false";
-  case ExprKind::Name:
-    return static_cast<const NameExpr &>(e).name;
-  case ExprKind::Accessor:
-    return "." + selectorText(static_cast<const AccessorExpr &>(e).selector);
-  case ExprKind::Member: {
-    auto &m = static_cast<const MemberExpr &>(e);
-    return operand(*m.base, 9) + "." + selectorText(m.selector);
+namespace {
+
+/// Writes an expression's source text left to right into one string, so
+/// that printing is linear in the text's length (returning and concatenating
+/// each subexpression's text made a chain n deep cost n^2). Past `limit`
+/// characters it stops descending and ends the text with "...".
+class SourceWriter {
+public:
+  explicit SourceWriter(size_t limit) : limit_(limit) {}
+
+  void expr(const Expr &e) {
+    if (full())
+      return;
+    switch (e.kind()) {
+    case ExprKind::IntLit:
+      return put(std::to_string(static_cast<const IntLitExpr &>(e).value));
+    case ExprKind::FloatLit:
+      return put(static_cast<const FloatLitExpr &>(e).spelling);
+    case ExprKind::StringLit:
+      return put(quoted(static_cast<const StringLitExpr &>(e).value));
+    case ExprKind::BoolLit:
+      return put(static_cast<const BoolLitExpr &>(e).value ? "true" : "false");
+    case ExprKind::Name:
+      return put(static_cast<const NameExpr &>(e).name);
+    case ExprKind::Accessor:
+      return put("." + selectorText(static_cast<const AccessorExpr &>(e).selector));
+    case ExprKind::Member: {
+      auto &m = static_cast<const MemberExpr &>(e);
+      operand(*m.base, 9);
+      return put("." + selectorText(m.selector));
+    }
+    case ExprKind::Call: {
+      auto &c = static_cast<const CallExpr &>(e);
+      operand(*c.callee, 9);
+      put("(");
+      list(c.args, [this](const Argument &a) {
+        if (!a.name.empty())
+          put(a.name + ": ");
+        expr(*a.value);
+      });
+      return put(")");
+    }
+    case ExprKind::Index: {
+      auto &i = static_cast<const IndexExpr &>(e);
+      operand(*i.base, 9);
+      put("[");
+      expr(*i.index);
+      return put("]");
+    }
+    case ExprKind::Slice: {
+      auto &x = static_cast<const SliceExpr &>(e);
+      operand(*x.base, 9);
+      put("[");
+      range(x.lo.get(), x.hi.get());
+      return put("]");
+    }
+    case ExprKind::Subscripts: {
+      auto &x = static_cast<const SubscriptsExpr &>(e);
+      operand(*x.base, 9);
+      put("[");
+      list(x.subscripts, [this](const Subscript &s) {
+        if (s.isRange())
+          range(s.lo.get(), s.hi.get());
+        else
+          expr(*s.index);
+      });
+      return put("]");
+    }
+    case ExprKind::Neg:
+      put("-");
+      return operand(*static_cast<const NegExpr &>(e).operand, 8);
+    case ExprKind::Not:
+      put("!");
+      return operand(*static_cast<const NotExpr &>(e).operand, 8);
+    case ExprKind::Binary: {
+      auto &b = static_cast<const BinaryExpr &>(e);
+      int p = precedence(e);
+      operand(*b.lhs, p);
+      put(std::string(" ") + spelling(b.op) + " ");
+      return operand(*b.rhs, p + 1);
+    }
+    case ExprKind::Pipe: {
+      auto &p = static_cast<const PipeExpr &>(e);
+      operand(*p.lhs, 2);
+      put(" >> ");
+      return operand(*p.rhs, 3);
+    }
+    case ExprKind::Arrow: {
+      auto &a = static_cast<const ArrowExpr &>(e);
+      expr(*a.from);
+      put(" -> ");
+      return expr(*a.to);
+    }
+    case ExprKind::Lambda: {
+      auto &l = static_cast<const LambdaExpr &>(e);
+      put("|" + joined(l.params, [](const PatternPtr &p) { return toSource(*p); }) + "| ");
+      return expr(*l.body);
+    }
+    case ExprKind::Tuple:
+      put("(");
+      list(static_cast<const TupleExpr &>(e).elements, [this](const ExprPtr &x) { expr(*x); });
+      return put(")");
+    case ExprKind::List:
+      put("[");
+      list(static_cast<const ListExpr &>(e).elements, [this](const ExprPtr &x) { expr(*x); });
+      return put("]");
+    case ExprKind::Match:
+      put("match ");
+      expr(*static_cast<const MatchExpr &>(e).scrutinee);
+      return put(" {...}");
+    case ExprKind::If:
+      put("if ");
+      expr(*static_cast<const IfExpr &>(e).cond);
+      return put(" {...} else {...}");
+    }
+    put("?");
   }
-  case ExprKind::Call: {
-    auto &c = static_cast<const CallExpr &>(e);
-    return operand(*c.callee, 9) + "(" +
-           joined(c.args,
-                  [](const Argument &a) {
-                    return (a.name.empty() ? "" : a.name + ": ") + toSource(*a.value);
-                  }) +
-           ")";
+
+  std::string take() { return std::move(text_); }
+
+private:
+  bool full() const { return text_.size() > limit_; }
+  /// Appends `piece`; the first time the text passes the limit, cuts it
+  /// there and marks it abbreviated.
+  void put(const std::string &piece) {
+    if (full())
+      return;
+    text_ += piece;
+    if (full())
+      text_.resize(limit_ + 1), text_.replace(limit_, 1, "...");
   }
-  case ExprKind::Index: {
-    auto &i = static_cast<const IndexExpr &>(e);
-    return operand(*i.base, 9) + "[" + toSource(*i.index) + "]";
+  void operand(const Expr &e, int context) {
+    bool parenthesised = precedence(e) < context;
+    if (parenthesised)
+      put("(");
+    expr(e);
+    if (parenthesised)
+      put(")");
   }
-  case ExprKind::Slice: {
-    auto &s = static_cast<const SliceExpr &>(e);
-    return operand(*s.base, 9) + "[" + (s.lo ? toSource(*s.lo) : "") + ":" +
-           (s.hi ? toSource(*s.hi) : "") + "]";
+  template <typename Range, typename Print> void list(const Range &items, Print print) {
+    bool first = true;
+    for (const auto &item : items) {
+      if (full())
+        return;
+      if (!first)
+        put(", ");
+      first = false;
+      print(item);
+    }
   }
-  case ExprKind::Subscripts: {
-    auto &s = static_cast<const SubscriptsExpr &>(e);
-    return operand(*s.base, 9) + "[" +
-           joined(s.subscripts,
-                  [](const Subscript &x) {
-                    return x.isRange()
-                               ? (x.lo ? toSource(*x.lo) : "") + ":" + (x.hi ? toSource(*x.hi) : "")
-                               : toSource(*x.index);
-                  }) +
-           "]";
+  void range(const Expr *lo, const Expr *hi) {
+    if (lo)
+      expr(*lo);
+    put(":");
+    if (hi)
+      expr(*hi);
   }
-  case ExprKind::Neg:
-    return "-" + operand(*static_cast<const NegExpr &>(e).operand, 8);
-  case ExprKind::Not:
-    return "!" + operand(*static_cast<const NotExpr &>(e).operand, 8);
-  case ExprKind::Binary: {
-    auto &b = static_cast<const BinaryExpr &>(e);
-    int p = precedence(e);
-    return operand(*b.lhs, p) + " " + spelling(b.op) + " " + operand(*b.rhs, p + 1);
-  }
-  case ExprKind::Pipe: {
-    auto &p = static_cast<const PipeExpr &>(e);
-    return operand(*p.lhs, 2) + " >> " + operand(*p.rhs, 3);
-  }
-  case ExprKind::Arrow: {
-    auto &a = static_cast<const ArrowExpr &>(e);
-    return toSource(*a.from) + " -> " + toSource(*a.to);
-  }
-  case ExprKind::Lambda: {
-    auto &l = static_cast<const LambdaExpr &>(e);
-    return "|" + joined(l.params, [](const PatternPtr &p) { return toSource(*p); }) + "| " +
-           toSource(*l.body);
-  }
-  case ExprKind::Tuple:
-    return "(" +
-           joined(static_cast<const TupleExpr &>(e).elements,
-                  [](const ExprPtr &x) { return toSource(*x); }) +
-           ")";
-  case ExprKind::List:
-    return "[" +
-           joined(static_cast<const ListExpr &>(e).elements,
-                  [](const ExprPtr &x) { return toSource(*x); }) +
-           "]";
-  case ExprKind::Match:
-    return "match " + toSource(*static_cast<const MatchExpr &>(e).scrutinee) + " {...}";
-  case ExprKind::If:
-    return "if " + toSource(*static_cast<const IfExpr &>(e).cond) + " {...} else {...}";
-  }
-  return "?";
+
+  size_t limit_;
+  std::string text_;
+};
+
+} // namespace
+
+std::string toSource(const Expr &e) { return toSource(e, std::string::npos - 4); }
+
+std::string toSource(const Expr &e, size_t limit) {
+  SourceWriter writer(limit);
+  writer.expr(e);
+  return writer.take();
 }
 
 void dumpAST(const Module &module, std::ostream &out) { Dumper(out).module(module); }

@@ -12,6 +12,9 @@ namespace foldc {
 /// Source-like text of an expression, fully parenthesised where precedence
 /// matters (`(a + b) * c`), for dumps and diagnostics.
 std::string toSource(const Expr &expr);
+/// The same, cut after `limit` characters and ended with "..." when longer:
+/// its cost is bounded by `limit`, however large the expression.
+std::string toSource(const Expr &expr, size_t limit);
 /// Source-like text of a written type, e.g. `(f32[H], f32[H])`.
 std::string toSource(const TypeExpr &type);
 std::string toSource(const Pattern &pattern);

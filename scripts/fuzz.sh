@@ -9,12 +9,16 @@
 #       cases are kept (program, data, logs, why) under build/fuzz/failures/,
 #       reduced by test/fuzz/reduce.py to what still fails the same way.
 #
-#   bash scripts/fuzz.sh frontend|jsonl|safetensors|request [--seconds T]
+#   bash scripts/fuzz.sh frontend|jsonl|safetensors|request|vectors [--seconds T] [--runs N]
 #       runs a libFuzzer target (test/fuzz/targets, built with clang and
 #       -fsanitize=fuzzer,address,undefined into build-fuzz/) for T seconds
-#       (default 60), seeded from the project's .fold files, JSONL lines or a
-#       valid parameter file. A crash prints its reproducer, kept under
+#       (default 60) or N inputs, whichever ends first, seeded from the
+#       project's .fold files, JSONL lines, a valid parameter file, request
+#       bodies or a vectors file. A crash prints its reproducer, kept under
 #       build-fuzz/crashes/TARGET/ (rerun: build-fuzz/.../fuzz_TARGET FILE).
+#
+#   bash scripts/fuzz.sh short [SECONDS]
+#       every libFuzzer target for SECONDS (default 15) each: CI's run.
 #
 # `programs` builds foldc first (scripts/build.sh) unless FOLDC_FUZZ_NO_BUILD=1,
 # and uses the build in FOLDC_BUILD_DIR (default build/).
@@ -151,21 +155,39 @@ verdict_of() {  # PREFIX DIR
   verdict "$work" "$work/programs/g0/p0"
 }
 
+fuzz_targets="frontend jsonl safetensors request vectors"
+
+# Builds the libFuzzer targets named (clang, ASan, UBSan) in build-fuzz/.
+build_fuzzers() {
+  bash scripts/install-deps.sh
+  CXX=clang++-14 cmake -S . -B "$root/build-fuzz" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DFOLDC_FUZZ=ON -DFOLDC_BUILD_TESTS=OFF -DFOLDC_BUILD_BENCH=OFF -DFOLDC_NATIVE=OFF > /dev/null
+  cmake --build "$root/build-fuzz" -j"$(nproc)" --target "$@"
+}
+
+# Every libFuzzer target for a short while (CI's run): fails on any crash.
+short() {
+  local seconds=${1:-15} target failed=0
+  build_fuzzers $(printf 'fuzz_%s ' $fuzz_targets)
+  for target in $fuzz_targets; do
+    echo "fuzz: $target for $seconds s" >&2
+    libfuzzer "$target" --seconds "$seconds" || failed=1
+  done
+  return $failed
+}
+
 libfuzzer() {
-  local target=$1 seconds=60
+  local target=$1 seconds=60 runs=-1
   shift
   while [ $# -gt 0 ]; do
     case $1 in
       --seconds) seconds=$2; shift 2 ;;
+      --runs) runs=$2; shift 2 ;;
       *) usage ;;
     esac
   done
-  bash scripts/install-deps.sh
-  local build=$root/build-fuzz
-  CXX=clang++-14 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFOLDC_FUZZ=ON \
-    -DFOLDC_BUILD_TESTS=OFF -DFOLDC_BUILD_BENCH=OFF -DFOLDC_NATIVE=OFF > /dev/null
-  cmake --build "$build" -j"$(nproc)" --target "fuzz_$target"
-  local corpus=$build/corpus/$target crashes=$build/crashes/$target
+  build_fuzzers "fuzz_$target"
+  local build=$root/build-fuzz corpus=$build/corpus/$target crashes=$build/crashes/$target
   mkdir -p "$corpus" "$crashes"
   case $target in
     frontend) cp examples/*/*.fold "$corpus/" 2>/dev/null
@@ -176,8 +198,11 @@ libfuzzer() {
     request) printf '[]' > "$corpus/empty"
              printf '{"tree": {"Tip": {"leaf": {"word": 1, "weight": 0.5}}}, "next": null, "ids": [1], "pairs": [[1, 2.0]], "flag": true, "maybe": null, "nested": [[1]]}' > "$corpus/one"
              printf '[%s, {"tree": 3}]' "$(cat "$corpus/one")" > "$corpus/array" ;;
+    vectors) printf 'sat 1 2 3\nthe 0.5 -0.5 0.25\ndog 9 9 9\n' > "$corpus/glove"
+             printf '2 3\ncat 1 2 3\nmat 4 5 6\n' > "$corpus/word2vec"
+             printf 'a b 1 2 3\n\0a b\nc\n' > "$corpus/spaces" ;;
   esac
-  "$build/test/fuzz/targets/fuzz_$target" "$corpus" -max_total_time="$seconds" \
+  "$build/test/fuzz/targets/fuzz_$target" "$corpus" -max_total_time="$seconds" -runs="$runs" \
     -artifact_prefix="$crashes/" -print_final_stats=1 2>&1 | grep -E "^(Done|stat::number_of_executed_units|==[0-9]+==ERROR|SUMMARY|artifact_prefix|Test unit written)" || true
   if ls "$crashes"/crash-* "$crashes"/leak-* "$crashes"/timeout-* > /dev/null 2>&1; then
     echo "fuzz: $target: reproducers in $crashes" >&2
@@ -191,6 +216,7 @@ shift
 case $command in
   programs) programs "$@" ;;
   verdict-of) verdict_of "$@" ;;
-  frontend|jsonl|safetensors|request) libfuzzer "$command" "$@" ;;
+  frontend|jsonl|safetensors|request|vectors) libfuzzer "$command" "$@" ;;
+  short) short "$@" ;;
   *) usage ;;
 esac

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite from a clean clone: deps, build (warnings are errors),
-# the formatting check, then every lit suite and unit test through ctest. While the long tests run (random programs, the
-# install test), a line a minute says how many of the tests are done.
+# the formatting check, then every lit suite and unit test through ctest,
+# then short runs of the libFuzzer targets. While the long tests run (random
+# programs, the install test), a line a minute says how many are done.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/build.sh
@@ -18,3 +19,5 @@ start=$(date +%s)
 ticker=$!
 trap 'kill $ticker 2> /dev/null || true' EXIT
 ctest --test-dir build --output-on-failure -j"$(nproc)" | tee "$log"
+# Short runs of the libFuzzer targets (their own clang build in build-fuzz/).
+bash scripts/fuzz.sh short 15

@@ -35,6 +35,9 @@ config.substitutions.append(("%training_control_driver", os.path.join(
 # The conformance programs' drivers (test/Execution/conformance), e.g. %conformance/beam.
 config.substitutions.append(("%conformance/", os.path.join(
     config.foldc_binary_root, "test", "Execution", "conformance", "conformance_")))
+# AddressSanitizer reserves terabytes of shadow memory: no address-space limit.
+if "address" in config.sanitize:
+    config.available_features.add("asan")
 # Two ranks on any machine: as root (CI's containers), and more ranks than cores.
 if config.mpiexec:
     config.available_features.add("mpi")

@@ -10,6 +10,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <exception>
 #include <filesystem>
 #include <fstream>
@@ -17,6 +18,7 @@
 #include <map>
 #include <set>
 #include <sstream>
+#include <unistd.h>
 
 namespace {
 
@@ -98,8 +100,13 @@ bool writeCpp(const foldc::GeneratedCpp &code, const std::string &dir, bool driv
 /// The parser, the passes and the AST's destructors recurse once per level
 /// of nesting in the source (`-(-(...))`, a sum of 10^5 terms), so a program
 /// that a generator wrote can need far more than the main thread's 8 MB:
-/// measured, 10^5 levels need up to 256 MB. Reserved, touched only as used.
-constexpr size_t kCompilerStackBytes = size_t(1) << 30;
+/// measured, 10^5 levels need up to 256 MB and 10^6 about 2.5 GB. Reserved,
+/// touched only as used: 4 GB, or half the machine's memory when that is
+/// less, so that the reservation itself is not refused.
+size_t compilerStackBytes() {
+  size_t memory = size_t(sysconf(_SC_PHYS_PAGES)) * size_t(sysconf(_SC_PAGESIZE));
+  return std::clamp(memory / 2, size_t(256) << 20, size_t(4) << 30);
+}
 
 int run(const Options &options) {
   foldc::SourceManager sources;
@@ -221,7 +228,7 @@ int main(int argc, char **argv) {
   }
   int status = 0;
   std::exception_ptr error =
-      foldc::rt::onThreads(kCompilerStackBytes, 1, [&](int) { status = run(options); })[0];
+      foldc::rt::onThreads(compilerStackBytes(), 1, [&](int) { status = run(options); })[0];
   if (error)
     std::rethrow_exception(error);
   return status;

@@ -590,7 +590,7 @@ PlanOperand Lowering::operandIn(KernelPlan &k, const LoweredValue &v) {
 
 int Lowering::indexOf(std::vector<HostInput> &inputs, const LoweredValue &v) {
   for (size_t i = 0; i < inputs.size(); ++i)
-    if (inputs[i].source == v.text)
+    if (inputs[i].expr == v.expr || sameSource(inputs[i].source, v.text))
       return int(i);
   inputs.push_back({v.text, v.type, v.expr, 1});
   return int(inputs.size() - 1);
@@ -653,11 +653,7 @@ LoweredValue Lowering::emit(Context &ctx, OpKind kind, const std::vector<Lowered
   v.kind = LoweredValue::Kind::Local;
   v.kernel = k.id;
   v.stage = stage;
-  v.value = sameOp(k, op);
-  if (v.value < 0) {
-    k.ops.push_back(std::move(op));
-    v.value = int(k.ops.size() - 1);
-  }
+  v.value = addOrReuseOp(k, std::move(op));
   v.type = k.ops[size_t(v.value)].type;
   return v;
 }
@@ -670,16 +666,19 @@ LoweredValue Lowering::emitWithParam(Context &ctx, OpKind kind,
   return emit(ctx, kind, operands, std::move(type), range, attrs);
 }
 
-int Lowering::sameOp(const KernelPlan &k, const PlanOp &op) {
-  if (op.kind == OpKind::Dropout)
-    return -1;
-  for (size_t i = 0; i < k.ops.size(); ++i) {
-    const PlanOp &o = k.ops[i];
-    if (o.kind == op.kind && o.attrs == op.attrs && sameType(o.type, op.type) &&
-        o.operands == op.operands)
-      return int(i);
+int Lowering::addOrReuseOp(KernelPlan &k, PlanOp op) {
+  std::vector<int> *same = nullptr;
+  if (op.kind != OpKind::Dropout) {
+    same = &opsByKey_[{k.id, op.kind, op.attrs, op.operands}];
+    for (int i : *same)
+      if (sameType(k.ops[size_t(i)].type, op.type))
+        return i;
   }
-  return -1;
+  k.ops.push_back(std::move(op));
+  int index = int(k.ops.size() - 1);
+  if (same)
+    same->push_back(index);
+  return index;
 }
 
 UnfoldStep Lowering::structuralStep(ListOp op, const std::vector<LoweredValue> &args,

@@ -96,7 +96,7 @@ LoweredValue Lowering::builtin(Builtin builtin, std::vector<LoweredValue> args, 
   case Builtin::Reduce:
     return loop(CombinatorKind::Reduce, builtin, args, type, site, ctx);
   case Builtin::Item:
-    return readScalar(args[0], toSource(site), ctx, site.range());
+    return readScalar(args[0], sourceText(site), ctx, site.range());
   case Builtin::Loop:
     return loop(CombinatorKind::Loop, builtin, args, type, site, ctx);
   case Builtin::Beam:

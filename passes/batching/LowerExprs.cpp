@@ -26,7 +26,7 @@ LoweredValue Lowering::eval(const Expr &e, Context &ctx) {
       return element(base, *m.selector.index);
     auto field = hostExpr(HostExpr::Kind::Field, type, {base.expr});
     field->field = m.selector.field;
-    return LoweredValue::host(toSource(e), type, field);
+    return LoweredValue::host(sourceText(e), type, field);
   }
   case ExprKind::Tuple: {
     LoweredValue t;
@@ -42,7 +42,7 @@ LoweredValue Lowering::eval(const Expr &e, Context &ctx) {
       auto zero = hostExpr(HostExpr::Kind::Literal, type);
       auto negated = hostExpr(HostExpr::Kind::Binary, type, {zero, x.expr});
       negated->hostOp = HostOp::Sub;
-      LoweredValue v = LoweredValue::host(toSource(e), type, negated);
+      LoweredValue v = LoweredValue::host(sourceText(e), type, negated);
       v.constant = x.constant;
       v.number = -x.number;
       return v;
@@ -51,13 +51,13 @@ LoweredValue Lowering::eval(const Expr &e, Context &ctx) {
   }
   case ExprKind::Not: {
     const Expr &operand = *static_cast<const NotExpr &>(e).operand;
-    LoweredValue x = asCondition(eval(operand, ctx), toSource(operand), ctx, operand.range());
+    LoweredValue x = asCondition(eval(operand, ctx), sourceText(operand), ctx, operand.range());
     if (x.kind != LoweredValue::Kind::Host)
       return LoweredValue::none(type);
     auto no = hostExpr(HostExpr::Kind::Literal, type); // !x on the host is x == false
     auto negated = hostExpr(HostExpr::Kind::Binary, type, {x.expr, no});
     negated->hostOp = HostOp::Eq;
-    return LoweredValue::host(toSource(e), type, negated);
+    return LoweredValue::host(sourceText(e), type, negated);
   }
   case ExprKind::Binary:
     return evalBinary(static_cast<const BinaryExpr &>(e), type, ctx);
@@ -88,7 +88,7 @@ LoweredValue Lowering::eval(const Expr &e, Context &ctx) {
       std::vector<HostExprRef> hosts;
       for (const LoweredValue &x : elements)
         hosts.push_back(x.expr);
-      return LoweredValue::host(toSource(e), type, hostExpr(HostExpr::Kind::List, type, hosts));
+      return LoweredValue::host(sourceText(e), type, hostExpr(HostExpr::Kind::List, type, hosts));
     }
     return structural(ctx, structuralStep(ListOp::List, elements), type, 0);
   }
@@ -130,7 +130,7 @@ LoweredValue Lowering::constant(const std::string &text, const ConstValue &value
 
 LoweredValue Lowering::literal(const Expr &e, const TypeRef &type) {
   auto lit = hostExpr(HostExpr::Kind::Literal, type);
-  LoweredValue v = LoweredValue::host(toSource(e), type, lit);
+  LoweredValue v = LoweredValue::host(sourceText(e), type, lit);
   if (auto *i = dyn_cast<IntLitExpr>(&e))
     lit->integer = i->value, lit->number = double(i->value);
   else if (auto *f = dyn_cast<FloatLitExpr>(&e))
@@ -263,8 +263,8 @@ LoweredValue Lowering::evalBinary(const BinaryExpr &b, const TypeRef &type, Cont
   }
   LoweredValue lhs = eval(*b.lhs, ctx), rhs = eval(*b.rhs, ctx);
   if (isLogical(b.op)) { // computed scalars are read: `&&` and `||` decide on the host
-    lhs = asCondition(lhs, toSource(*b.lhs), ctx, b.lhs->range());
-    rhs = asCondition(rhs, toSource(*b.rhs), ctx, b.rhs->range());
+    lhs = asCondition(lhs, sourceText(*b.lhs), ctx, b.lhs->range());
+    rhs = asCondition(rhs, sourceText(*b.rhs), ctx, b.rhs->range());
   }
   if (lhs.kind == LoweredValue::Kind::Host && rhs.kind == LoweredValue::Kind::Host) {
     std::optional<HostOp> op = hostOpOf(b.op);
@@ -272,7 +272,7 @@ LoweredValue Lowering::evalBinary(const BinaryExpr &b, const TypeRef &type, Cont
       return notSupported(b.range(), std::string("'") + spelling(b.op) + "' of host values", type);
     auto e = hostExpr(HostExpr::Kind::Binary, type, {lhs.expr, rhs.expr});
     e->hostOp = *op;
-    return LoweredValue::host(toSource(b), type, e);
+    return LoweredValue::host(sourceText(b), type, e);
   }
   std::optional<OpKind> op = tensorOpOf(b.op);
   if (!op)
@@ -307,9 +307,9 @@ LoweredValue Lowering::evalIndexOrSlice(const Expr &e, const TypeRef &type, Cont
     if (type->isHost()) {
       auto call = hostExpr(HostExpr::Kind::Call, type, hostOperands(parts));
       call->listOp = op;
-      return LoweredValue::host(toSource(e), type, call);
+      return LoweredValue::host(sourceText(e), type, call);
     }
-    return structural(ctx, structuralStep(op, parts, toSource(e)), type, 0);
+    return structural(ctx, structuralStep(op, parts, sourceText(e)), type, 0);
   }
   return sliceTensor(b, program_.tensorSubscripts.at(&e), ctx, e.range());
 }
@@ -430,7 +430,7 @@ LoweredValue Lowering::apply(const std::shared_ptr<const BlockValue> &block,
     TypeRef fieldType = type->isError() ? typeOfField(base.type, block->selector.field) : type;
     auto field = hostExpr(HostExpr::Kind::Field, fieldType, {base.expr});
     field->field = block->selector.field;
-    return LoweredValue::host(toSource(site), fieldType, field);
+    return LoweredValue::host(sourceText(site), fieldType, field);
   }
   case BlockValue::Kind::Partial: {
     std::vector<LoweredValue> all;
@@ -449,7 +449,7 @@ LoweredValue Lowering::apply(const std::shared_ptr<const BlockValue> &block,
     args = adapt(std::move(args), f.params.size());
     auto call = hostExpr(HostExpr::Kind::HostCall, type, hostOperands(args));
     call->function = f.qualifiedName;
-    return LoweredValue::host(toSource(site), type, call);
+    return LoweredValue::host(sourceText(site), type, call);
   }
   case BlockValue::Kind::Typed:
     return notSupported(site.range(),
@@ -531,10 +531,10 @@ LoweredValue Lowering::evalMatch(const MatchExpr &m, const TypeRef &type, Contex
 }
 
 LoweredValue Lowering::evalIf(const IfExpr &e, const TypeRef &type, Context &ctx) {
-  LoweredValue cond = asCondition(eval(*e.cond, ctx), toSource(*e.cond), ctx, e.cond->range());
+  LoweredValue cond = asCondition(eval(*e.cond, ctx), sourceText(*e.cond), ctx, e.cond->range());
   if (cond.kind != LoweredValue::Kind::Host)
     return LoweredValue::none(type);
-  UnfoldStep s = makeStep(UnfoldStep::Kind::If, "if " + toSource(*e.cond), {valueOf(cond)});
+  UnfoldStep s = makeStep(UnfoldStep::Kind::If, "if " + sourceText(*e.cond), {valueOf(cond)});
   s.range = e.range();
   s.target = newLocal(PlanLocal::Kind::StepResult, type);
   s.type = type;

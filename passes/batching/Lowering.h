@@ -5,6 +5,7 @@
 // LowerLayers.cpp and LowerCombinators.cpp.
 #pragma once
 
+#include "frontend/ASTPrinter.h"
 #include "frontend/Diagnostics.h"
 #include "passes/batching/BatchPlan.h"
 #include "passes/sema/TypedProgram.h"
@@ -17,6 +18,18 @@
 #include <vector>
 
 namespace foldc::lowering {
+
+/// How many characters of an expression's source a plan shows. Lowering
+/// names each host value by its source at every level of an expression, so
+/// whole texts made a chain n deep cost n^2 (and their printing n^3).
+inline constexpr size_t kShownSourceChars = 160;
+/// The source of `e` as plans show it: cut after kShownSourceChars.
+inline std::string sourceText(const Expr &e) { return toSource(e, kShownSourceChars); }
+/// Whether two host values of these texts are the same value: the same
+/// whole source (an abbreviated text is not enough).
+inline bool sameSource(const std::string &a, const std::string &b) {
+  return a.size() <= kShownSourceChars && a == b;
+}
 
 /// A new host expression node of `kind` (see HostExpr); fill the rest in place.
 std::shared_ptr<HostExpr> hostExpr(HostExpr::Kind kind, TypeRef type,
@@ -165,10 +178,11 @@ private:
   LoweredValue emitWithParam(Context &ctx, OpKind kind, const std::vector<LoweredValue> &operands,
                              TypeRef type, SourceRange range, const std::string &key);
 
-  /// An op of `k` computing exactly what `op` does (same operation, operands
-  /// and attributes), or -1: written twice in the source, computed once.
-  /// Dropout is never shared: each use draws its own mask.
-  static int sameOp(const KernelPlan &k, const PlanOp &op);
+  /// The index of `op` in `k`: of an op already there that computes
+  /// exactly what `op` does (same operation, operands, attributes and type),
+  /// or of `op` added. Written twice in the source, computed once; dropout is
+  /// never shared (each use draws its own mask).
+  int addOrReuseOp(KernelPlan &k, PlanOp op);
 
   // ------------------------------------------------------------ expressions
   LoweredValue eval(const Expr &e, Context &ctx);
@@ -312,6 +326,16 @@ private:
   std::map<const void *, LoweredValue> env_;
   std::map<int, Context *> owner_; ///< kernels not instantiated yet -> their context
   std::vector<std::string> fusing_;
+  /// What an op computes, but for its type: the ops of each kernel by it,
+  /// for addOrReuseOp (scanning a kernel's ops made a chain of n cost n^2).
+  struct OpKey {
+    int kernel;
+    OpKind kind;
+    OpAttrs attrs;
+    std::vector<PlanOperand> operands;
+    auto operator<=>(const OpKey &) const = default;
+  };
+  std::map<OpKey, std::vector<int>> opsByKey_;
   FunctionPlan *function_ = nullptr; ///< the function being lowered
   int loops_ = 0;                    ///< combinators lowered in it, for context names
   SourceRange firstOutput_;

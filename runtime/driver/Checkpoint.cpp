@@ -26,12 +26,27 @@ std::map<std::string, std::string> runIdentity(const DriverOptions &options, siz
           {"warmup", std::to_string(schedule.warmup)}};
 }
 
+/// What differs between the count of replicas (MPI ranks times threads) of
+/// the run that wrote the checkpoint and of this one, or "" (also for
+/// checkpoints written before the count was recorded).
+std::string replicasChange(const std::string &file, std::map<std::string, std::string> &metadata,
+                           int replicas) {
+  auto written = metadata.find("replicas");
+  if (written == metadata.end() || written->second == std::to_string(replicas))
+    return "";
+  return file + ": written by a run of " + written->second +
+         " replicas (ranks times threads), this one has " + std::to_string(replicas) +
+         ": training goes on from its state, but gradients are summed in another order, so the "
+         "result is close to, not bitwise equal to, an uninterrupted run";
+}
+
 } // namespace
 
 void writeCheckpoint(const DriverOptions &options, size_t examples, int epoch,
                      const ParamStore &params, Optimizer &optimizer, const Selection &selection,
-                     const LearningRateSchedule &schedule) {
+                     const LearningRateSchedule &schedule, int replicas) {
   std::map<std::string, std::string> metadata = runIdentity(options, examples, schedule);
+  metadata["replicas"] = std::to_string(replicas);
   metadata["epoch"] = std::to_string(epoch);
   metadata["best"] = selection.saveState();
   OptimizerStateView state = optimizer.state(params);
@@ -46,9 +61,9 @@ void writeCheckpoint(const DriverOptions &options, size_t examples, int epoch,
   saveTensors(tensors, metadata, options.checkpoint);
 }
 
-int readCheckpoint(const DriverOptions &options, size_t examples, ParamStore &params,
-                   Optimizer &optimizer, Selection &selection,
-                   const LearningRateSchedule &schedule) {
+Resumed readCheckpoint(const DriverOptions &options, size_t examples, ParamStore &params,
+                       Optimizer &optimizer, Selection &selection,
+                       const LearningRateSchedule &schedule, int replicas) {
   const std::string &file = options.resume;
   std::map<std::string, std::string> metadata;
   std::map<std::string, TensorData> tensors = readSafetensors(file, &metadata);
@@ -71,7 +86,7 @@ int readCheckpoint(const DriverOptions &options, size_t examples, ParamStore &pa
   assignParams(params, std::move(tensors), file);
   optimizer.restore(params, std::move(state));
   selection.restoreState(metadata["best"]);
-  return std::stoi(metadata["epoch"]);
+  return {std::stoi(metadata["epoch"]), replicasChange(file, metadata, replicas)};
 }
 
 } // namespace foldc::rt

@@ -14,8 +14,10 @@
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <iostream>
+#include <limits>
 #include <sstream>
 
 namespace foldc::rt {
@@ -92,14 +94,25 @@ const CLI::Validator kFinite(
     },
     "FINITE");
 
-/// A count or seed written without a sign (CLI11 would wrap -1 to 2^64 - 1).
-const CLI::Validator kUnsigned(
-    [](std::string &text) {
-      return text.find_first_not_of("0123456789") == std::string::npos && !text.empty()
-                 ? std::string()
-                 : "expected a non-negative integer, found " + text;
-    },
-    "UINT");
+/// A non-negative integer up to `largest`, written without a sign: CLI11
+/// would wrap -1 to 2^64 - 1 and take 10^20 as the largest value it can hold.
+CLI::Validator unsignedUpTo(uint64_t largest) {
+  return CLI::Validator(
+      [largest](std::string &text) {
+        if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos)
+          return "expected a non-negative integer, found " + text;
+        uint64_t value = 0;
+        auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+        if (error == std::errc::result_out_of_range || value > largest)
+          return "expected an integer at most " + std::to_string(largest) + ", found " + text;
+        return std::string();
+      },
+      "UINT");
+}
+/// A count (held in a signed 64-bit integer).
+const CLI::Validator kUnsigned = unsignedUpTo(uint64_t(std::numeric_limits<int64_t>::max()));
+/// A seed: any 64-bit unsigned value.
+const CLI::Validator kSeed = unsignedUpTo(std::numeric_limits<uint64_t>::max());
 
 /// `LAYER=FILE`.
 const CLI::Validator kAssignment(
@@ -180,7 +193,7 @@ int runDriver(int argc, char **argv, const std::string &name, DriverModel &model
         ->check(kUnsigned & CLI::Range(1, 1024));
     cmd->add_option("--seed", options.seed,
                     "initialisation, shuffling and dropout seed (default 1)")
-        ->check(kUnsigned);
+        ->check(kSeed);
     cmd->add_option("--limit", options.limit, "use only the first N examples of --data (0: all)")
         ->check(kUnsigned);
     cmd->add_flag("--no-batching", options.noBatching, "run every instance alone (the baseline)");
@@ -284,7 +297,7 @@ int runDriver(int argc, char **argv, const std::string &name, DriverModel &model
   serve->add_flag("--init", options.init, "serve new parameters initialised from --seed")
       ->excludes(serve->get_option("--params"));
   serve->add_option("--seed", options.seed, "with --init: the initialisation seed (default 1)")
-      ->check(kUnsigned);
+      ->check(kSeed);
   serve->add_option("--host", options.host, "address to listen on (default 127.0.0.1)");
   serve->add_option("--port", options.port, "port (default 8080; 0 picks a free one)")
       ->check(kUnsigned & CLI::Range(0, 65535));
@@ -301,6 +314,11 @@ int runDriver(int argc, char **argv, const std::string &name, DriverModel &model
       ->check(kUnsigned & CLI::Range(1L, 1L << 30));
   serve->add_option("--http-threads", options.httpThreads, "requests handled at once (default 96)")
       ->check(kUnsigned & CLI::Range(1, 4096));
+  serve
+      ->add_option("--read-timeout-ms", options.readTimeoutMs,
+                   "disconnect a client that sends or takes nothing for this long while a "
+                   "request or its answer is under way (default 5000)")
+      ->check(kUnsigned & CLI::Range(1L, 3600L * 1000));
   serve->add_option("--threads", options.threads, "threads for the model's GEMMs (default 1)")
       ->check(kUnsigned & CLI::Range(1, 1024));
   serve->add_flag("--no-batching", options.noBatching, "run every instance alone (the baseline)");

@@ -37,6 +37,7 @@ struct DriverOptions {
   long maxQueue = 4096;
   long maxBodyBytes = 1 << 20;
   int httpThreads = 96;
+  long readTimeoutMs = 5000; ///< serve: a client silent this long is disconnected
 };
 
 /// `LAYER=FILE` as {LAYER, FILE}, split at the first '=' (FILE is empty

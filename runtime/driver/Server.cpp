@@ -6,6 +6,8 @@
 
 #include <httplib.h>
 
+#include <cstdlib>
+
 #include <atomic>
 #include <chrono>
 #include <csignal>
@@ -91,16 +93,18 @@ private:
 
 void reply(httplib::Response &res, int status, const nlohmann::json &body) {
   res.status = status;
-  res.set_content(body.dump() + "\n", "application/json");
+  // Messages quote what the client sent: bytes that are not UTF-8 are replaced.
+  res.set_content(body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n",
+                  "application/json");
 }
 
 /// POST /infer.
-void infer(const httplib::Request &req, httplib::Response &res, const ParseExample &parse,
+void infer(const std::string &text, httplib::Response &res, const ParseExample &parse,
            BatchQueue &queue, ServeMetrics &metrics) {
   auto begin = std::chrono::steady_clock::now();
   RequestBody body;
   try {
-    body = parseRequestBody(req.body, parse);
+    body = parseRequestBody(text, parse);
   } catch (const DataError &e) {
     return reply(res, 400, {{"error", e.what()}});
   }
@@ -126,14 +130,9 @@ void infer(const httplib::Request &req, httplib::Response &res, const ParseExamp
 } // namespace
 
 RequestBody parseRequestBody(const std::string &text, const ParseExample &parse) {
-  nlohmann::json body;
-  try {
-    body = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error &e) {
-    throw DataError(std::string("body: not JSON: ") + e.what());
-  }
   static const std::string where = "body";
   JsonPath root(where, 1);
+  nlohmann::json body = parseJson(text, root);
   RequestBody request;
   request.many = body.is_array();
   if (!request.many) {
@@ -152,11 +151,33 @@ int serveHttp(const ServeOptions &options, ParseExample parse, BatchQueue::RunBa
   httplib::Server server;
   server.new_task_queue = [&] { return new LargeStackPool(options.threads); };
   server.set_payload_max_length(options.maxBodyBytes);
+  server.set_read_timeout(options.readTimeoutMs / 1000, options.readTimeoutMs % 1000 * 1000);
+  server.set_write_timeout(options.readTimeoutMs / 1000, options.readTimeoutMs % 1000 * 1000);
+  // A connection waits this long (whole seconds) for its next request.
+  server.set_keep_alive_timeout(std::max(1L, (options.readTimeoutMs + 999) / 1000));
   server.set_logger([&](const httplib::Request &, const httplib::Response &res) {
     metrics.countResponse(res.status);
   });
-  server.Post("/infer", [&](const httplib::Request &req, httplib::Response &res) {
-    infer(req, res, parse, queue, metrics);
+  // The body is read through a content reader: cpp-httplib answers 413 to
+  // a body over 8 KB sent as a form (curl -d's and urllib's default type)
+  // when it reads the body itself.
+  server.Post("/infer", [&](const httplib::Request &req, httplib::Response &res,
+                            const httplib::ContentReader &read) {
+    std::string text;
+    bool whole = read([&](const char *data, size_t size) {
+      text.append(data, size);
+      return true;
+    });
+    if (!whole) {
+      bool tooLarge = std::strtoull(req.get_header_value("Content-Length").c_str(), nullptr, 10) >
+                          options.maxBodyBytes ||
+                      text.size() >= options.maxBodyBytes;
+      return tooLarge ? reply(res, 413,
+                              {{"error", "body: larger than --max-body-bytes " +
+                                             std::to_string(options.maxBodyBytes)}})
+                      : reply(res, 400, {{"error", "body: could not be read to its end"}});
+    }
+    infer(text, res, parse, queue, metrics);
   });
   server.Get("/healthz", [](const httplib::Request &, httplib::Response &res) {
     res.set_content("ok\n", "text/plain");

@@ -16,6 +16,9 @@ struct ServeOptions {
   BatchQueue::Limits limits;
   size_t maxBodyBytes = size_t(1) << 20; ///< larger bodies get 413
   int threads = 96;                      ///< HTTP workers: requests in flight at once
+  /// A client that sends nothing (or takes nothing) for this long while a
+  /// request or an answer is under way is disconnected.
+  long readTimeoutMs = 5000;
 };
 
 /// Reads one example of a request body into the model's own type; throws
@@ -28,8 +31,8 @@ struct RequestBody {
   bool many = false; ///< an array: the answer is an array too
 };
 /// Reads a request body; throws DataError for a body that is not JSON
-/// (`body: not JSON: ...`) or an example that does not read (`body:1:
-/// [2].label: expected an int, ...`: its place in the body).
+/// (`body:1: example: invalid JSON at column 7: ...`) or an example that does
+/// not read (`body:1: [2].label: expected an int, ...`: its place in the body).
 RequestBody parseRequestBody(const std::string &body, const ParseExample &parse);
 
 /// Serves until SIGTERM or SIGINT, then finishes the requests in flight and

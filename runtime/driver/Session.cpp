@@ -12,6 +12,7 @@
 #include "runtime/io/Safetensors.h"
 #include "runtime/io/Vectors.h"
 #include "runtime/parallel/DataParallel.h"
+#include "runtime/support/Memory.h"
 #include "runtime/support/Timing.h"
 
 #include <algorithm>
@@ -23,6 +24,7 @@
 #include <fstream>
 #include <future>
 #include <iostream>
+#include <memory>
 #include <mutex>
 #include <numeric>
 #include <optional>
@@ -162,7 +164,7 @@ public:
           writeCurveLine(curve, epoch, epochResult, devResult, seconds);
         if (!options_.checkpoint.empty())
           writeCheckpoint(options_, data.lines.size(), epoch, model_.params(), *optimizer,
-                          selection, schedule);
+                          selection, schedule, processes_.size());
         if (stop)
           std::fprintf(stderr,
                        "stopping early after epoch %d: no better dev %s in %d epochs "
@@ -172,7 +174,7 @@ public:
       if (stop)
         break;
     }
-    return 0;
+    return leader() ? flushed() : 0;
   }
 
   int eval() {
@@ -265,13 +267,11 @@ public:
         continue;
       BatchQueue::Item item;
       try {
-        nlohmann::json value = nlohmann::json::parse(text);
-        item = model_.parseExample(value, JsonPath(stdinName, line));
+        JsonPath at(stdinName, line);
+        item = model_.parseExample(parseJson(text, at), at);
       } catch (const std::exception &e) {
         std::lock_guard lock(mutex);
-        std::cerr << (dynamic_cast<const DataError *>(&e)
-                          ? ""
-                          : "-:" + std::to_string(line) + ": not JSON: ")
+        std::cerr << (dynamic_cast<const DataError *>(&e) ? "" : "-:" + std::to_string(line) + ": ")
                   << e.what() << std::endl;
         ++failed;
         continue;
@@ -302,6 +302,7 @@ public:
     o.limits = batchLimits();
     o.maxBodyBytes = size_t(options_.maxBodyBytes);
     o.threads = options_.httpThreads;
+    o.readTimeoutMs = options_.readTimeoutMs;
     int status = serveHttp(
         o,
         [this](const nlohmann::json &value, const JsonPath &at) {
@@ -436,6 +437,26 @@ private:
     return outputs;
   }
 
+  /// `FILE:LINE: out of memory...` for a batch that ran out of memory, at
+  /// its largest example, the likeliest cause: running the examples again
+  /// one by one, as for other errors, would run out again (and then at
+  /// whichever came first).
+  std::string outOfMemory(const Dataset &data, DriverModel::Indices batch) {
+    std::vector<long> lines;
+    for (int32_t example : batch)
+      lines.push_back(data.lines[size_t(example)]);
+    std::vector<double> sizes = lineLengths(data.file, lines);
+    size_t largest = size_t(std::max_element(sizes.begin(), sizes.end()) - sizes.begin());
+    char used[32];
+    std::snprintf(used, sizeof used, "%.0f MiB", peakResidentMiB());
+    return data.file + ":" + std::to_string(lines[largest]) + ": out of memory: a batch of " +
+           std::to_string(batch.size()) + " examples whose largest is this one (" +
+           std::to_string(long(sizes[largest])) +
+           " characters) needed more memory than the process could get, after " + used +
+           " resident; run it alone (--batch-size 1), split it, or give the process more "
+           "memory (files saved before stay as they were)";
+  }
+
   /// Runs `step` on `batch`; when it fails (a word id outside the embedding,
   /// a label outside the classes...), finds the first example that fails
   /// alone and reports it as `FILE:LINE: what`.
@@ -443,6 +464,9 @@ private:
   auto located(const Dataset &data, DriverModel::Indices batch, Step &&step) -> decltype(step()) {
     try {
       return step();
+    } catch (const std::bad_alloc &) {
+      memoryReserve_.reset(); // room to write the message in
+      throw DataError(outOfMemory(data, batch));
     } catch (const std::exception &) {
       for (int32_t example : batch) {
         try {
@@ -469,8 +493,10 @@ private:
   /// Puts back the --resume checkpoint; gives the epochs it had done.
   int resume(const Dataset &data, Optimizer &optimizer, Selection &selection,
              const LearningRateSchedule &schedule) {
-    int done = readCheckpoint(options_, data.lines.size(), model_.params(), optimizer, selection,
-                              schedule);
+    auto [done, warning] = readCheckpoint(options_, data.lines.size(), model_.params(), optimizer,
+                                          selection, schedule, processes_.size());
+    if (leader() && !warning.empty())
+      std::cerr << "warning: " << warning << '\n';
     if (done >= options_.epochs)
       throw std::runtime_error(options_.resume + ": has " + std::to_string(done) +
                                " epochs done already; --epochs counts them too, ask for more");
@@ -666,6 +692,9 @@ private:
   DriverModel &model_;
   Communicator &processes_;
   GradientExchange exchange_;
+  /// Memory set aside (reserved, never touched) and given back when a batch
+  /// runs out of memory, so that reporting it does not run out too.
+  std::unique_ptr<char[]> memoryReserve_{new char[size_t(16) << 20]};
 };
 
 } // namespace

@@ -24,6 +24,43 @@ template <int Cols = Eigen::Dynamic> using ConstRows = Eigen::Map<const RowsMatr
 using ParamMatrix =
     Eigen::Map<Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>;
 
+/// y = f(x) element by element, for an `f` of transcendental functions (an
+/// Eigen array expression of its argument), every element taken through the
+/// same vectorised code: 16 consecutive elements (in row-major order) at a
+/// time, copied to a fixed block. Eigen evaluating `f` on the batch in place
+/// computes the elements before the first aligned address and after the last
+/// full packet with scalar code, whose exp or tanh can differ in the last
+/// bit: an element's value would depend on its place in the batch, and
+/// batched results on the batch (two exp values equal unbatched, not batched,
+/// made an argmax differ).
+template <typename X, typename Y, typename F> void elementwise(const X &x, Y &&y, F f) {
+  constexpr Eigen::Index kBlock = 16;
+  // Plain arrays under aligned maps: GCC 12 misreads the bounds of a
+  // fixed-size Eigen array under AVX-512 (-Warray-bounds).
+  alignas(64) float in[kBlock], out[kBlock];
+  const Eigen::Map<const Eigen::Array<float, kBlock, 1>, Eigen::Aligned64> inBlock(in);
+  Eigen::Map<Eigen::Array<float, kBlock, 1>, Eigen::Aligned64> outBlock(out);
+  const Eigen::Index rows = x.rows(), cols = x.cols();
+  Eigen::Index r = 0, c = 0;
+  for (Eigen::Index left = rows * cols; left > 0; left -= kBlock) {
+    const Eigen::Index n = std::min(left, kBlock);
+    const Eigen::Index r0 = r, c0 = c;
+    for (Eigen::Index k = 0; k < n; ++k) {
+      in[k] = x(r, c);
+      if (++c == cols)
+        c = 0, ++r;
+    }
+    std::fill(in + n, in + kBlock, 0.0f);
+    outBlock = f(inBlock);
+    r = r0, c = c0;
+    for (Eigen::Index k = 0; k < n; ++k) {
+      y(r, c) = out[k];
+      if (++c == cols)
+        c = 0, ++r;
+    }
+  }
+}
+
 enum class Act { None, Tanh, ReLU, Sigmoid };
 
 inline float sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }

@@ -216,21 +216,21 @@ template <UnaryKind K, int W> struct Unary {
     if constexpr (K == UnaryKind::Neg)
       y = -x;
     else if constexpr (K == UnaryKind::Tanh)
-      y = v.tanh().matrix();
+      elementwise(x, y, [](const auto &a) { return a.tanh(); });
     else if constexpr (K == UnaryKind::Sigmoid)
-      y = v.logistic().matrix();
+      elementwise(x, y, [](const auto &a) { return a.logistic(); });
     else if constexpr (K == UnaryKind::ReLU)
       y = v.max(0.0f).matrix();
     else if constexpr (K == UnaryKind::Elu)
-      y = (v > 0.0f).select(v, v.exp() - 1.0f).matrix();
+      elementwise(x, y, [](const auto &a) { return (a > 0.0f).select(a, a.exp() - 1.0f); });
     else if constexpr (K == UnaryKind::Softplus)
-      y = (v.max(0.0f) + (-v.abs()).exp().log1p()).matrix();
+      elementwise(x, y, [](const auto &a) { return a.max(0.0f) + (-a.abs()).exp().log1p(); });
     else if constexpr (K == UnaryKind::Silu)
-      y = (v * v.logistic()).matrix();
+      elementwise(x, y, [](const auto &a) { return a * a.logistic(); });
     else if constexpr (K == UnaryKind::Exp)
-      y = v.exp().matrix();
+      elementwise(x, y, [](const auto &a) { return a.exp(); });
     else if constexpr (K == UnaryKind::Log)
-      y = v.log().matrix();
+      elementwise(x, y, [](const auto &a) { return a.log(); });
     else if constexpr (K == UnaryKind::Abs)
       y = v.abs().matrix();
     else if constexpr (K == UnaryKind::Sqrt)
@@ -343,7 +343,8 @@ template <ReduceKind K, int W> struct Reduce {
 /// softmax over the last axis.
 template <int W> struct Softmax {
   static void forward(In<W> x, Out<W> y) {
-    y = (x.colwise() - x.rowwise().maxCoeff()).array().exp().matrix();
+    y = x.colwise() - x.rowwise().maxCoeff();
+    elementwise(y, y, [](const auto &a) { return a.exp(); });
     // The sums go to a temporary first: dividing y by its own lazily
     // evaluated row sums aliases (seen at W = 2: rows no longer sum to 1).
     Eigen::Matrix<float, Eigen::Dynamic, 1> total = y.rowwise().sum();

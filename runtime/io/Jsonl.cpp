@@ -3,6 +3,7 @@
 
 #include <atomic>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -60,6 +61,10 @@ static std::string found(const json &value) {
 }
 
 int64_t readInt(const json &value, const JsonPath &at) {
+  // nlohmann reads an integer beyond 64 bits as a double.
+  if (value.is_number_float() && std::abs(value.get<double>()) >= 0x1p63 &&
+      value.get<double>() == std::floor(value.get<double>()))
+    at.fail("expected an integer that fits in 64 bits, found " + value.dump());
   if (!value.is_number_integer())
     at.fail("expected an integer, " + found(value));
   if (value.is_number_unsigned() &&
@@ -140,6 +145,111 @@ std::string readVariant(const json &value, const JsonPath &at, const json *&payl
   return value.begin().key();
 }
 
+namespace {
+
+/// `text` with bytes outside printable ASCII written as \xHH: the message
+/// quotes what was read, which may be any bytes (not UTF-8, control
+/// characters), and goes on into JSON answers and Python strings.
+std::string printable(const std::string &text) {
+  std::string out;
+  for (unsigned char c : text) {
+    if (c >= 0x20 && c < 0x7f) {
+      out += char(c);
+    } else {
+      char hex[5];
+      std::snprintf(hex, sizeof hex, "\\x%02x", c);
+      out += hex;
+    }
+  }
+  return out;
+}
+
+/// Follows a failed parse again through nlohmann's SAX events to learn where
+/// it failed: the path of fields and indexes open at the error, and the error.
+/// Run only after a parse failed, so reading valid data costs nothing more.
+class ErrorLocator {
+public:
+  using string_t = json::string_t;
+
+  bool null() { return valueEnded(); }
+  bool boolean(bool) { return valueEnded(); }
+  bool number_integer(json::number_integer_t) { return valueEnded(); }
+  bool number_unsigned(json::number_unsigned_t) { return valueEnded(); }
+  bool number_float(json::number_float_t, const string_t &) { return valueEnded(); }
+  bool string(string_t &) { return valueEnded(); }
+  bool binary(json::binary_t &) { return valueEnded(); }
+  bool start_object(size_t) { return open(false); }
+  bool start_array(size_t) { return open(true); }
+  bool key(string_t &name) {
+    steps_.back().field = name;
+    return true;
+  }
+  bool end_object() { return close(); }
+  bool end_array() { return close(); }
+  template <class Exception>
+  bool parse_error(size_t column, const std::string &token, const Exception &error) {
+    errorId_ = error.id;
+    column_ = column;
+    token_ = token;
+    message_ = error.what();
+    return false;
+  }
+
+  /// Fails at the error's field (a number out of range) or column (the rest).
+  [[noreturn]] void fail(const JsonPath &at) const {
+    if (errorId_ != kNumberOverflow) {
+      size_t reason = message_.find("syntax error");
+      at.fail("invalid JSON at column " + std::to_string(column_) + ": " +
+              printable(reason == std::string::npos ? message_ : message_.substr(reason)));
+    }
+    std::vector<JsonPath> path{at}; // each links to the one before: no reallocation
+    path.reserve(steps_.size() + 1);
+    for (const Step &step : steps_)
+      path.push_back(step.array ? path.back().index(step.index) : path.back().field(step.field));
+    path.back().fail("number out of range: " + token_ + " does not fit in a 64-bit float");
+  }
+
+private:
+  static constexpr int kNumberOverflow = 406; ///< nlohmann's out_of_range.406
+  struct Step {
+    bool array;
+    std::string field; ///< objects: the field being read
+    size_t index = 0;  ///< arrays: the element being read
+  };
+
+  bool open(bool array) {
+    steps_.push_back({array, {}, 0});
+    return true;
+  }
+  bool close() {
+    steps_.pop_back();
+    return valueEnded();
+  }
+  bool valueEnded() {
+    if (!steps_.empty() && steps_.back().array)
+      ++steps_.back().index;
+    return true;
+  }
+
+  std::vector<Step> steps_;
+  int errorId_ = 0;
+  size_t column_ = 0;
+  std::string token_, message_;
+};
+
+} // namespace
+
+json parseJson(const std::string &text, const JsonPath &at) {
+  if (size_t nul = text.find('\0'); nul != std::string::npos)
+    at.fail("a NUL byte at column " + std::to_string(nul + 1) + " (not a text line)");
+  json value = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (!value.is_discarded())
+    return value;
+  ErrorLocator locator;
+  json::sax_parse(text, &locator);
+  locator.fail(at);
+}
+
 void forEachJsonLine(const std::string &file,
                      const std::function<void(const json &, const JsonPath &)> &onLine) {
   if (std::filesystem::is_directory(file))
@@ -152,12 +262,7 @@ void forEachJsonLine(const std::string &file,
     if (line.find_first_not_of(" \t\r") == std::string::npos)
       continue;
     JsonPath at(file, number);
-    if (size_t nul = line.find('\0'); nul != std::string::npos)
-      at.fail("a NUL byte at column " + std::to_string(nul + 1) + " (not a text line)");
-    json value = json::parse(line, nullptr, /*allow_exceptions=*/false);
-    if (value.is_discarded())
-      at.fail("invalid JSON");
-    onLine(value, at);
+    onLine(parseJson(line, at), at);
   }
 }
 

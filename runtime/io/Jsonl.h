@@ -42,6 +42,11 @@ private:
   size_t index_ = 0;
 };
 
+/// Parses the JSON text of the value at `at` (a line, a request body). A NUL
+/// byte or a syntax error fails with its column; a number too large for a
+/// double fails at its field.
+nlohmann::json parseJson(const std::string &text, const JsonPath &at);
+
 /// Reads the common JSON shapes, failing with the path on a mismatch.
 int64_t readInt(const nlohmann::json &value, const JsonPath &at);
 double readFloat(const nlohmann::json &value, const JsonPath &at);

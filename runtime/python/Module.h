@@ -27,16 +27,12 @@ namespace py = pybind11;
 inline std::vector<nlohmann::json> jsonValues(const py::iterable &examples) {
   py::object dumps = py::module_::import("json").attr("dumps");
   std::vector<nlohmann::json> values;
+  static const std::string where = "example";
   long index = 0;
   for (const py::handle &example : examples) {
     std::string text = py::isinstance<py::str>(example) ? example.cast<std::string>()
                                                         : dumps(example).cast<std::string>();
-    try {
-      values.push_back(nlohmann::json::parse(text));
-    } catch (const nlohmann::json::parse_error &e) {
-      throw DataError("example " + std::to_string(index) + ": not JSON: " + e.what());
-    }
-    ++index;
+    values.push_back(parseJson(text, JsonPath(where, index++)));
   }
   return values;
 }

@@ -70,7 +70,7 @@ def test_errors_are_exceptions_with_the_command_lines_message(sst, tmp_path):
     assert str(error.value) == "example:0: " + message
     with pytest.raises(IndexError, match="outside"):
         sentiment.Model().infer([{"Leaf": {"word": 10 ** 6, "label": 1}}])
-    with pytest.raises(ValueError, match="not JSON"):
+    with pytest.raises(ValueError, match="invalid JSON at column"):
         sentiment.Model().infer(["{"])
     with pytest.raises(ValueError, match="cannot open"):
         sentiment.Model().load(str(tmp_path / "missing.st"))

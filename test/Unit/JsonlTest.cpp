@@ -74,7 +74,28 @@ TEST_F(Jsonl, ReadsValidLinesAndSkipsBlankOnes) {
 
 TEST_F(Jsonl, InvalidJson) {
   EXPECT_EQ(errorFor("{\"words\": []}\n{\"words\": [\n"),
-            "foldc-jsonl-test.jsonl:2: example: invalid JSON");
+            "foldc-jsonl-test.jsonl:2: example: invalid JSON at column 12: syntax error while "
+            "parsing value - unexpected end of input; expected '[', '{', or a literal");
+}
+
+TEST_F(Jsonl, NumberOutOfRangeNamesItsField) {
+  EXPECT_EQ(errorFor("{\"words\": [{\"word\": 3, \"label\": 1}, {\"word\": 4, \"label\": "
+                     "-1e999}]}\n"),
+            "foldc-jsonl-test.jsonl:1: words[1].label: number out of range: -1e999 does not fit "
+            "in a 64-bit float");
+}
+
+TEST_F(Jsonl, SyntaxErrorNamesItsColumn) {
+  EXPECT_EQ(errorFor("{\"words\": [{\"word\": tru}]}\n"),
+            "foldc-jsonl-test.jsonl:1: example: invalid JSON at column 24: syntax error while "
+            "parsing value - invalid literal; last read: '\"word\": tru}'");
+}
+
+TEST_F(Jsonl, BytesThatAreNotTextAreQuotedAsHex) {
+  EXPECT_EQ(errorFor("{\"wo\x9e\": 1}\n"),
+            "foldc-jsonl-test.jsonl:1: example: invalid JSON at column 5: syntax error while "
+            "parsing object key - invalid string: ill-formed UTF-8 byte; last read: "
+            "'\"wo\\x9e'; expected string literal");
 }
 
 TEST_F(Jsonl, MissingField) {

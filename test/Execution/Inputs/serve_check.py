@@ -120,7 +120,7 @@ try:
     status, _ = request(url, "/infer", b"[" + b"1," * (1 << 20) + b"1]")
     check(status == 413, "a body over --max-body-bytes gets 413")
     status, text = request(url, "/infer", b"{not json")
-    check(status == 400 and "not JSON" in text, "a body that is not JSON gets 400")
+    check(status == 400 and "invalid JSON at column" in text, "a body that is not JSON gets 400")
 
     # Clients that go away: mid-body, and before reading the answer.
     host, port = url[len("http://"):].split(":")
