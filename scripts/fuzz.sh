@@ -160,8 +160,10 @@ fuzz_targets="frontend jsonl safetensors request vectors"
 # Builds the libFuzzer targets named (clang, ASan, UBSan) in build-fuzz/.
 build_fuzzers() {
   bash scripts/install-deps.sh
-  CXX=clang++-14 cmake -S . -B "$root/build-fuzz" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-    -DFOLDC_FUZZ=ON -DFOLDC_BUILD_TESTS=OFF -DFOLDC_BUILD_BENCH=OFF -DFOLDC_NATIVE=OFF > /dev/null
+  # Configured once (configuring again would generate the parser again).
+  [ -f "$root/build-fuzz/build.ninja" ] ||
+    CXX=clang++-14 cmake -S . -B "$root/build-fuzz" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+      -DFOLDC_FUZZ=ON -DFOLDC_BUILD_TESTS=OFF -DFOLDC_BUILD_BENCH=OFF -DFOLDC_NATIVE=OFF > /dev/null
   cmake --build "$root/build-fuzz" -j"$(nproc)" --target "$@"
 }
 
@@ -187,7 +189,8 @@ libfuzzer() {
     esac
   done
   build_fuzzers "fuzz_$target"
-  local build=$root/build-fuzz corpus=$build/corpus/$target crashes=$build/crashes/$target
+  local build=$root/build-fuzz
+  local corpus=$build/corpus/$target crashes=$build/crashes/$target
   mkdir -p "$corpus" "$crashes"
   case $target in
     frontend) cp examples/*/*.fold "$corpus/" 2>/dev/null
