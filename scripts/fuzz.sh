@@ -17,6 +17,10 @@
 #       bodies or a vectors file. A crash prints its reproducer, kept under
 #       build-fuzz/crashes/TARGET/ (rerun: build-fuzz/.../fuzz_TARGET FILE).
 #
+#   bash scripts/fuzz.sh regressions
+#       the programs kept in test/fuzz/regressions/ (each once failed a
+#       check) through the checks of `programs` again.
+#
 #   bash scripts/fuzz.sh short [SECONDS]
 #       every libFuzzer target for SECONDS (default 15) each: CI's run.
 #
@@ -213,6 +217,26 @@ libfuzzer() {
   fi
 }
 
+# Every kept failure of test/fuzz/regressions/ through the checks again.
+regressions() {
+  local build=${FOLDC_BUILD_DIR:-$root/build} dir failed=0
+  local work=$build/fuzz/regressions
+  rm -rf "$work"
+  mkdir -p "$work"
+  install_foldc "$build" "$work/prefix"
+  for dir in test/fuzz/regressions/*/; do
+    mkdir -p "$work/$(basename "$dir")"
+    cp "$dir"/prog.fold "$dir"/prog.jsonl "$work/$(basename "$dir")/"
+    if why=$(verdict_of "$work/prefix" "$work/$(basename "$dir")"); then
+      echo "fuzz: $(basename "$dir") passed"
+    else
+      echo "fuzz: $(basename "$dir") failed: $why"
+      failed=1
+    fi
+  done
+  return $failed
+}
+
 [ $# -ge 1 ] || usage
 command=$1
 shift
@@ -221,5 +245,6 @@ case $command in
   verdict-of) verdict_of "$@" ;;
   frontend|jsonl|safetensors|request|vectors) libfuzzer "$command" "$@" ;;
   short) short "$@" ;;
+  regressions) regressions ;;
   *) usage ;;
 esac
