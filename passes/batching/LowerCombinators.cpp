@@ -257,6 +257,13 @@ LoweredValue Lowering::loop(CombinatorKind combinator, Builtin builtin,
   loop.combinator = combinator;
   if (!args[0].block)
     return notSupported(site.range(), "the block given to '" + name + "'", type);
+  // The first block of `f >> g` is applied without a known result type
+  // (Compose in apply), which a combinator needs for its results.
+  if (type->isError())
+    return notSupported(site.range(),
+                        "'" + name + "' as the first block of a composition (write `|x| g(" + name +
+                            "(..., x))` instead of `" + name + "(...) >> g`)",
+                        type);
   auto elementOf = [](const LoweredValue &list) {
     return list.type && list.type->kind == TypeKind::List ? list.type->element0()
                                                           : types::errorType();
