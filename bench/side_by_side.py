@@ -34,29 +34,30 @@ def key_values(line):
     return dict(field.split("=", 1) for field in line.split()[1:] if "=" in field)
 
 
-def dynet_cells(logdir):
-    """(mode, minibatch, sparse) -> [steady trees/s] of DyNet with autobatching on."""
+def peer_cells(logdir, name, start, keep):
+    """(mode, minibatch, sparse) -> [trees/s] from a peer's result lines: the
+    lines of LOGDIR/NAME-r*.txt that begin with `start` and whose key=value
+    fields `keep` accepts, giving (the minibatch's key, the rate's key)."""
     cells = collections.defaultdict(list)
-    for path in glob.glob(os.path.join(logdir, "dynet-r*.txt")):
+    for path in glob.glob(os.path.join(logdir, name + "-r*.txt")):
         for line in open(path):
-            if line.startswith("RESULT"):
+            if line.startswith(start):
                 kv = key_values(line)
-                if kv["autobatch"] == "1":
-                    cells[kv["mode"][:5], int(kv["mb"]), kv["sparse"]].append(
-                        float(kv["steady_trees_per_sec"]))
+                keys = keep(kv)
+                if keys:
+                    cells[kv["mode"][:5], int(kv[keys[0]]), kv["sparse"]].append(float(kv[keys[1]]))
     return cells
+
+
+def dynet_cells(logdir):
+    """DyNet with autobatching on: its steady trees/s."""
+    return peer_cells(logdir, "dynet", "RESULT",
+                      lambda kv: ("mb", "steady_trees_per_sec") if kv["autobatch"] == "1" else None)
 
 
 def torch_cells(logdir):
-    """(mode, minibatch, sparse) -> [trees/s] of the PyTorch peer."""
-    cells = collections.defaultdict(list)
-    for path in glob.glob(os.path.join(logdir, "torch-r*.txt")):
-        for line in open(path):
-            if line.startswith("torch"):
-                kv = key_values(line)
-                cells[kv["mode"][:5], int(kv["batch"]), kv["sparse"]].append(
-                    float(kv["trees_per_sec"]))
-    return cells
+    """The PyTorch peer: trees/s of its one pass."""
+    return peer_cells(logdir, "torch", "torch", lambda kv: ("batch", "trees_per_sec"))
 
 
 def median(values):

@@ -20,8 +20,9 @@ import subprocess
 import sys
 import threading
 import time
-import urllib.error
-import urllib.request
+
+import serve_client
+from serve_client import check, close_to, infer_outputs, request
 
 driver, data = sys.argv[1], sys.argv[2]
 examples = [json.loads(line) for line in open(data) if line.strip()]
@@ -29,47 +30,11 @@ examples = [json.loads(line) for line in open(data) if line.strip()]
 
 def start(*options):
     """A server on a free port; gives (process, base URL)."""
-    server = subprocess.Popen([driver, "serve", "--init", "--port", "0", *options],
-                              stderr=subprocess.PIPE, text=True)
-    line = server.stderr.readline()
-    match = re.search(r"serving on (http://[\d.]+:\d+)", line)
-    if not match:
-        raise AssertionError(f"no 'serving on' line: {line!r}")
-    return server, match.group(1)
+    server, url, _ = serve_client.start(driver, *options)
+    return server, url
 
 
-def request(url, path, body=None, timeout=30):
-    """(status, text) of a GET, or of a POST of `body` (bytes or a JSON value)."""
-    if body is not None and not isinstance(body, bytes):
-        body = json.dumps(body).encode()
-    req = urllib.request.Request(url + path, data=body, method="POST" if body is not None else "GET")
-    try:
-        with urllib.request.urlopen(req, timeout=timeout) as answer:
-            return answer.status, answer.read().decode()
-    except urllib.error.HTTPError as error:
-        return error.code, error.read().decode()
-
-
-def check(condition, what):
-    if not condition:
-        raise AssertionError(what)
-    print("ok:", what)
-
-
-def infer_lines():
-    """What `infer` prints for DATA: the expected outputs."""
-    out = subprocess.run([driver, "infer", "--init", "--data", data], capture_output=True,
-                         text=True, check=True).stdout
-    return [json.loads(line)["output"] for line in out.splitlines()]
-
-
-def close_to(a, b):
-    if isinstance(a, list):
-        return len(a) == len(b) and all(close_to(x, y) for x, y in zip(a, b))
-    return abs(a - b) <= 1e-5 * max(1.0, abs(b))
-
-
-expected = infer_lines()
+expected = infer_outputs(driver, data)
 server, url = start("--max-wait-us", "50000", "--batch-size", "16")
 try:
     check(request(url, "/healthz") == (200, "ok\n"), "GET /healthz answers ok")

@@ -25,8 +25,9 @@ import subprocess
 import sys
 import threading
 import time
-import urllib.error
-import urllib.request
+
+import serve_client
+from serve_client import check, close_to, infer_outputs, request
 
 driver, data = sys.argv[1], sys.argv[2]
 count = int(sys.argv[3]) if len(sys.argv) > 3 else 600
@@ -36,31 +37,15 @@ READ_TIMEOUT_MS = 500
 
 
 def start(port=0):
-    server = subprocess.Popen([driver, "serve", "--init", "--port", str(port), "--batch-size",
-                               "16", "--read-timeout-ms", str(READ_TIMEOUT_MS)],
-                              stderr=subprocess.PIPE, text=True)
-    line = server.stderr.readline()
-    match = re.search(r"serving on http://([\d.]+):(\d+)", line)
-    if not match:
-        raise AssertionError(f"no 'serving on' line: {line!r}")
+    server, _, port = serve_client.start(driver, "--port", str(port), "--batch-size", "16",
+                                         "--read-timeout-ms", str(READ_TIMEOUT_MS))
     # Drain stderr so that the server never blocks writing to it.
     threading.Thread(target=server.stderr.read, daemon=True).start()
-    return server, int(match.group(2))
+    return server, port
 
 
 def post(port, body, timeout=30):
-    req = urllib.request.Request(f"http://127.0.0.1:{port}/infer", data=body, method="POST")
-    try:
-        with urllib.request.urlopen(req, timeout=timeout) as answer:
-            return answer.status, answer.read().decode()
-    except urllib.error.HTTPError as error:
-        return error.code, error.read().decode()
-
-
-def check(condition, what):
-    if not condition:
-        raise AssertionError(what)
-    print("ok:", what, flush=True)
+    return request(f"http://127.0.0.1:{port}", "/infer", body, timeout)
 
 
 def mutated(text):
@@ -91,17 +76,7 @@ def mutated(text):
     return bytes(b).replace(b"\"value\"", b"\"valeu\"", 1)
 
 
-def expected_outputs():
-    out = subprocess.run([driver, "infer", "--init", "--data", data], capture_output=True,
-                         text=True, check=True).stdout
-    return [json.loads(line)["output"] for line in out.splitlines()]
-
-
-def close_to(a, b):
-    return abs(a - b) <= 1e-5 * max(1.0, abs(b))
-
-
-expected = expected_outputs()
+expected = infer_outputs(driver, data)
 server, port = start()
 try:
     # Malformed bodies interleaved with well-formed ones.
