@@ -543,7 +543,10 @@ private:
 
 } // namespace
 
-std::string toSource(const Expr &e) { return toSource(e, std::string::npos - 4); }
+std::string toSource(const Expr &e) {
+  // No limit: the largest one whose cut ("..." past it) cannot overflow.
+  return toSource(e, std::string::npos - 4);
+}
 
 std::string toSource(const Expr &e, size_t limit) {
   SourceWriter writer(limit);

@@ -29,8 +29,8 @@ std::map<std::string, std::string> runIdentity(const DriverOptions &options, siz
 /// What differs between the count of replicas (MPI ranks times threads) of
 /// the run that wrote the checkpoint and of this one, or "" (also for
 /// checkpoints written before the count was recorded).
-std::string replicasChange(const std::string &file, std::map<std::string, std::string> &metadata,
-                           int replicas) {
+std::string replicasChange(const std::string &file,
+                           const std::map<std::string, std::string> &metadata, int replicas) {
   auto written = metadata.find("replicas");
   if (written == metadata.end() || written->second == std::to_string(replicas))
     return "";

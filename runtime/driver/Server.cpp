@@ -6,11 +6,10 @@
 
 #include <httplib.h>
 
-#include <cstdlib>
-
 #include <atomic>
 #include <chrono>
 #include <csignal>
+#include <cstdlib>
 #include <deque>
 #include <sys/socket.h>
 

@@ -62,8 +62,8 @@ static std::string found(const json &value) {
 
 int64_t readInt(const json &value, const JsonPath &at) {
   // nlohmann reads an integer beyond 64 bits as a double.
-  if (value.is_number_float() && std::abs(value.get<double>()) >= 0x1p63 &&
-      value.get<double>() == std::floor(value.get<double>()))
+  if (double v = value.is_number_float() ? value.get<double>() : 0;
+      std::abs(v) >= 0x1p63 && v == std::floor(v))
     at.fail("expected an integer that fits in 64 bits, found " + value.dump());
   if (!value.is_number_integer())
     at.fail("expected an integer, " + found(value));

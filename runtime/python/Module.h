@@ -22,17 +22,20 @@ namespace foldc::rt::python {
 
 namespace py = pybind11;
 
+/// What errors about examples given from Python name as their file:
+/// `example:INDEX: path: what` (a JsonPath keeps a pointer to it).
+inline const std::string kExampleFile = "example";
+
 /// Examples given from Python: JSON strings, or dicts and lists of the JSONL
 /// shape (turned into JSON by Python's own json module).
 inline std::vector<nlohmann::json> jsonValues(const py::iterable &examples) {
   py::object dumps = py::module_::import("json").attr("dumps");
   std::vector<nlohmann::json> values;
-  static const std::string where = "example";
   long index = 0;
   for (const py::handle &example : examples) {
     std::string text = py::isinstance<py::str>(example) ? example.cast<std::string>()
                                                         : dumps(example).cast<std::string>();
-    values.push_back(parseJson(text, JsonPath(where, index++)));
+    values.push_back(parseJson(text, JsonPath(kExampleFile, index++)));
   }
   return values;
 }
@@ -84,11 +87,10 @@ public:
 private:
   std::vector<Example> readAll(const py::iterable &examples) {
     std::vector<nlohmann::json> values = jsonValues(examples);
-    static const std::string where = "example";
     std::vector<Example> batch;
     batch.reserve(values.size());
     for (size_t i = 0; i < values.size(); ++i)
-      batch.push_back(read_(values[i], JsonPath(where, long(i))));
+      batch.push_back(read_(values[i], JsonPath(kExampleFile, long(i))));
     return batch;
   }
   typename M::Batch pointers(const std::vector<Example> &batch) {
