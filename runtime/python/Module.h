@@ -13,7 +13,11 @@
 #include <pybind11/stl.h>
 
 #include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <mutex>
 #include <numeric>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -29,6 +33,11 @@ inline const std::string kExampleFile = "example";
 /// Examples given from Python: JSON strings, or dicts and lists of the JSONL
 /// shape (turned into JSON by Python's own json module).
 inline std::vector<nlohmann::json> jsonValues(const py::iterable &examples) {
+  // A str is iterable too, by character: almost surely one example passed
+  // where a list of them was meant.
+  if (py::isinstance<py::str>(examples) || py::isinstance<py::bytes>(examples))
+    throw py::type_error("expected a list of examples (dicts or JSON strings), got one string; "
+                         "pass [example]");
   py::object dumps = py::module_::import("json").attr("dumps");
   std::vector<nlohmann::json> values;
   long index = 0;
@@ -57,54 +66,6 @@ inline std::vector<int32_t> trainOrder(size_t count, uint64_t seed, int epoch) {
   return order;
 }
 
-/// A model with the examples of one call, read from JSON.
-template <class M> class PythonModel {
-public:
-  using Example = typename M::Example;
-  using Reader = Example (*)(const nlohmann::json &, const JsonPath &);
-
-  PythonModel(Reader read, uint64_t seed) : read_(read) { model_.init(seed); }
-
-  std::vector<nlohmann::json> infer(const py::iterable &examples) {
-    std::vector<Example> batch = readAll(examples);
-    py::gil_scoped_release unlocked;
-    return model_.infer(pointers(batch));
-  }
-  BatchResult trainStep(const py::iterable &examples, Optimizer &optimizer, uint64_t seed) {
-    std::vector<Example> batch = readAll(examples);
-    py::gil_scoped_release unlocked;
-    RunOptions run;
-    run.seed = seed;
-    return model_.train_step(pointers(batch), optimizer, run);
-  }
-  BatchResult eval(const py::iterable &examples) {
-    std::vector<Example> batch = readAll(examples);
-    py::gil_scoped_release unlocked;
-    return model_.eval(pointers(batch));
-  }
-  M &model() { return model_; }
-
-private:
-  std::vector<Example> readAll(const py::iterable &examples) {
-    std::vector<nlohmann::json> values = jsonValues(examples);
-    std::vector<Example> batch;
-    batch.reserve(values.size());
-    for (size_t i = 0; i < values.size(); ++i)
-      batch.push_back(read_(values[i], JsonPath(kExampleFile, long(i))));
-    return batch;
-  }
-  typename M::Batch pointers(const std::vector<Example> &batch) {
-    pointers_.clear();
-    for (const Example &e : batch)
-      pointers_.push_back(&e);
-    return typename M::Batch(pointers_);
-  }
-
-  Reader read_;
-  M model_;
-  std::vector<const Example *> pointers_;
-};
-
 /// Loads `path` into `params` keeping every parameter's storage, so that
 /// numpy views of the parameters (Model.params) stay valid and see the new
 /// values; a file that does not fit changes nothing.
@@ -127,6 +88,102 @@ inline void loadInPlace(ParamStore &params, const std::string &path) {
   }
 }
 
+/// A learning rate, clipping norm or weight decay given from Python: finite,
+/// and positive or (`zeroAllowed`) zero.
+inline double checkedRate(const char *name, double value, bool zeroAllowed) {
+  if (!std::isfinite(value) || value < 0 || (value == 0 && !zeroAllowed))
+    throw py::value_error(std::string(name) + " must be a finite number " +
+                          (zeroAllowed ? ">= 0" : "> 0") + ", not " +
+                          py::repr(py::float_(value)).cast<std::string>());
+  return value;
+}
+
+/// Python's Optimizer: an optimizer and the one model whose parameters it
+/// steps. Its slots (moments, accumulators) belong to that model's
+/// parameters, so a step of another model would mix two models' states.
+struct BoundOptimizer {
+  std::unique_ptr<Optimizer> optimizer;
+  long model = 0; ///< the PythonModel::serial() it stepped first; 0 before
+
+  /// Binds to `serial` at the first step; refuses another model after.
+  void bindTo(long serial) {
+    if (model == 0)
+      model = serial;
+    else if (model != serial)
+      throw py::value_error("this Optimizer steps another Model's parameters (its moments and "
+                            "accumulators are theirs); make one Optimizer per Model");
+  }
+};
+
+/// A model with the examples of one call, read from JSON. Calls from several
+/// Python threads take turns: each releases the GIL while the model runs,
+/// and the model (its executor, its parameters) serves one call at a time.
+template <class M> class PythonModel {
+public:
+  using Example = typename M::Example;
+  using Reader = Example (*)(const nlohmann::json &, const JsonPath &);
+
+  PythonModel(Reader read, uint64_t seed) : read_(read) { model_.init(seed); }
+
+  std::vector<nlohmann::json> infer(const py::iterable &examples) {
+    std::vector<Example> batch = readAll(examples);
+    return alone([&] { return model_.infer(pointers(batch)); });
+  }
+  BatchResult trainStep(const py::iterable &examples, BoundOptimizer &optimizer, uint64_t seed) {
+    optimizer.bindTo(serial_); // with the GIL held: two threads cannot both bind
+    std::vector<Example> batch = readAll(examples);
+    RunOptions run;
+    run.seed = seed;
+    return alone([&] { return model_.train_step(pointers(batch), *optimizer.optimizer, run); });
+  }
+  BatchResult eval(const py::iterable &examples) {
+    std::vector<Example> batch = readAll(examples);
+    return alone([&] { return model_.eval(pointers(batch)); });
+  }
+  void load(const std::string &path) {
+    alone([&] { loadInPlace(model_.params(), path); });
+  }
+  void save(const std::string &path) {
+    alone([&] { model_.save(path); });
+  }
+  M &model() { return model_; }
+
+private:
+  /// Runs `work` without the GIL, once no other thread runs this model. The
+  /// GIL is let go first: a thread waiting for the model must not hold it.
+  template <class Work> auto alone(Work work) {
+    py::gil_scoped_release unlocked;
+    std::lock_guard<std::mutex> turn(busy_);
+    return work();
+  }
+
+  std::vector<Example> readAll(const py::iterable &examples) {
+    std::vector<nlohmann::json> values = jsonValues(examples);
+    std::vector<Example> batch;
+    batch.reserve(values.size());
+    for (size_t i = 0; i < values.size(); ++i)
+      batch.push_back(read_(values[i], JsonPath(kExampleFile, long(i))));
+    return batch;
+  }
+  typename M::Batch pointers(const std::vector<Example> &batch) {
+    pointers_.clear();
+    for (const Example &e : batch)
+      pointers_.push_back(&e);
+    return typename M::Batch(pointers_);
+  }
+
+  static long nextSerial() {
+    static std::atomic<long> last{0};
+    return ++last;
+  }
+
+  Reader read_;
+  M model_;
+  std::vector<const Example *> pointers_;
+  std::mutex busy_;
+  const long serial_ = nextSerial();
+};
+
 /// {"loss": ..., METRIC: mean, ...} as Python values.
 inline py::dict resultDict(const BatchResult &result, const std::vector<std::string> &metrics) {
   return pythonValue(result.toJson(metrics)).cast<py::dict>();
@@ -142,25 +199,37 @@ void defineModule(py::module_ &module, const std::string &name,
   py::register_exception<DataError>(module, "DataError", PyExc_ValueError);
   py::register_exception<SafetensorsError>(module, "ParamsError", PyExc_ValueError);
 
-  py::class_<Optimizer>(module, "Optimizer",
-                        "An optimizer as `train --optimizer` makes it: sgd, adagrad, adam, "
-                        "adamw or rmsprop.")
-      .def(py::init([](const std::string &kind, double lr, double clip, double weightDecay) {
+  // module_local: every generated module defines its own Model and
+  // Optimizer, and two of them can be imported into one process.
+  py::class_<BoundOptimizer>(module, "Optimizer", py::module_local(),
+                             "An optimizer as `train --optimizer` makes it: sgd, adagrad, adam, "
+                             "adamw or rmsprop; it steps one Model.")
+      .def(py::init([](const std::string &kind, std::optional<double> lr, double clip,
+                       std::optional<double> weightDecay) {
              const OptimizerKind *k = findOptimizer(kind);
              if (!k)
                throw py::value_error("no optimizer '" + kind + "'");
-             return k->make(lr > 0 ? lr : k->defaultLearningRate, clip,
-                            weightDecay >= 0 ? weightDecay : k->defaultWeightDecay);
+             return BoundOptimizer{
+                 k->make(lr ? checkedRate("lr", *lr, false) : k->defaultLearningRate,
+                         checkedRate("clip", clip, true),
+                         weightDecay ? checkedRate("weight_decay", *weightDecay, true)
+                                     : k->defaultWeightDecay)};
            }),
-           py::arg("kind") = "adam", py::arg("lr") = 0.0, py::arg("clip") = 0.0,
-           py::arg("weight_decay") = -1.0)
-      .def_property("lr", &Optimizer::learningRate, &Optimizer::setLearningRate);
+           py::arg("kind") = "adam", py::arg("lr") = py::none(), py::arg("clip") = 0.0,
+           py::arg("weight_decay") = py::none(),
+           "lr and weight_decay default to the kind's own, as on the command line; clip 0 "
+           "clips nothing.")
+      .def_property(
+          "lr", [](const BoundOptimizer &o) { return o.optimizer->learningRate(); },
+          [](BoundOptimizer &o, double lr) {
+            o.optimizer->setLearningRate(checkedRate("lr", lr, false));
+          });
 
-  py::class_<Model>(module, "Model")
+  py::class_<Model>(module, "Model", py::module_local())
       .def(py::init([read](uint64_t seed) { return std::make_unique<Model>(read, seed); }),
            py::arg("seed") = 1, "New parameters, initialised from `seed` as `--seed` does.")
-      .def("load", [](Model &m, const std::string &path) { loadInPlace(m.model().params(), path); })
-      .def("save", [](Model &m, const std::string &path) { m.model().save(path); })
+      .def("load", &Model::load)
+      .def("save", &Model::save)
       .def(
           "infer",
           [](Model &m, const py::iterable &examples) {
@@ -170,7 +239,7 @@ void defineModule(py::module_ &module, const std::string &name,
           "The output of each example (dicts and lists of the JSONL shape, or JSON strings).")
       .def(
           "train_step",
-          [](Model &m, const py::iterable &batch, Optimizer &optimizer, uint64_t seed) {
+          [](Model &m, const py::iterable &batch, BoundOptimizer &optimizer, uint64_t seed) {
             return resultDict(m.trainStep(batch, optimizer, seed), m.model().metricNames());
           },
           py::arg("batch"), py::arg("optimizer"), py::arg("seed") = 0,
@@ -201,10 +270,23 @@ void defineModule(py::module_ &module, const std::string &name,
   // One GEMM thread, as the command line's default: the same sums in the
   // same order, so a Python loop takes the steps `train` takes.
   configureProcess(1);
-  module.def("set_threads", &configureProcess, py::arg("threads"),
-             "The threads the model's GEMMs use (1 at import, as `--threads 1`).");
-  module.def("train_order", &trainOrder, py::arg("count"), py::arg("seed"), py::arg("epoch"),
-             "The order in which `train --seed SEED` visits COUNT examples in epoch EPOCH.");
+  module.def(
+      "set_threads",
+      [](int threads) {
+        if (threads < 1)
+          throw py::value_error("threads must be at least 1, not " + std::to_string(threads));
+        configureProcess(threads);
+      },
+      py::arg("threads"), "The threads the model's GEMMs use (1 at import, as `--threads 1`).");
+  module.def(
+      "train_order",
+      [](size_t count, uint64_t seed, int epoch) {
+        if (epoch < 1)
+          throw py::value_error("epochs count from 1, as train's do; not " + std::to_string(epoch));
+        return trainOrder(count, seed, epoch);
+      },
+      py::arg("count"), py::arg("seed"), py::arg("epoch"),
+      "The order in which `train --seed SEED` visits COUNT examples in epoch EPOCH.");
 }
 
 } // namespace foldc::rt::python
