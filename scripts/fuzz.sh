@@ -152,7 +152,7 @@ verdict_of() {  # PREFIX DIR
   work=$dir/.work
   rm -rf "$work"
   mkdir -p "$work/programs/g0/p0"
-  cp "$dir/prog.fold" "$dir/prog.jsonl" "$work/programs/g0/p0/"
+  cp "$dir"/prog* "$work/programs/g0/p0/"  # prog_SEED.h too, when it imports
   ln -s "$prefix" "$work/prefix"
   compile_program "$prefix" "$work/programs/g0/p0"
   [ -f "$work/programs/g0/p0/why" ] || build_groups "$work" > /dev/null 2>&1
@@ -226,7 +226,7 @@ regressions() {
   install_foldc "$build" "$work/prefix"
   for dir in test/fuzz/regressions/*/; do
     mkdir -p "$work/$(basename "$dir")"
-    cp "$dir"/prog.fold "$dir"/prog.jsonl "$work/$(basename "$dir")/"
+    cp "$dir"/prog* "$work/$(basename "$dir")/"
     if why=$(verdict_of "$work/prefix" "$work/$(basename "$dir")"); then
       echo "fuzz: $(basename "$dir") passed"
     else

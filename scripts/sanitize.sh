@@ -10,11 +10,22 @@
 #                                      the unit tests and the compiler's lit
 #                                      suites (Parser, Types, Batching, Codegen,
 #                                      Tools): about 15 minutes
+#   bash scripts/sanitize.sh --threads the code where threads and interleaving
+#                                      meet, under ASan+UBSan and then under
+#                                      TSan (build-tsan/): the interleaved
+#                                      runtime (the conformance programs that
+#                                      decide on computed values, seq2seq),
+#                                      the server's threads (serve, its faults
+#                                      test, --threads) and the Python module
+#                                      releasing the GIL (test/Python, the
+#                                      interpreter preloading the sanitizer's
+#                                      runtime): about 60 minutes
 set -euo pipefail
 cd "$(dirname "$0")/.."
 quick=0
 case ${1:-} in
   --quick) quick=1 ;;
+  --threads) quick=threads ;;
   "") ;;
   *) sed -n '2,/^set /{/^#/p}' "$0" >&2; exit 2 ;;
 esac
@@ -22,14 +33,61 @@ bash scripts/install-deps.sh
 # One compiler for everything: the random programs (scripts/fuzz.sh) link the
 # instrumented runtime, and GCC's and clang's sanitizer runtimes do not mix.
 export CXX=${CXX:-g++}
-# -O1 -g1 (asserts on): an instrumented generated model compiles in about a
-# third of the time of -O2 -g (measured on examples/sentiment: 102 s vs 332 s).
-cmake -S . -B build-sanitize -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1" \
-  -DFOLDC_SANITIZE=address,undefined -DFOLDC_BUILD_BENCH=OFF > /dev/null
 # LLVM's libraries (libTooling) leak by design at exit; leaks are not checked.
 export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+export TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1
+
+# Configures DIR with the sanitizers SANITIZE. -O1 -g1 (asserts on): an
+# instrumented generated model compiles in about a third of the time of
+# -O2 -g (measured on examples/sentiment: 102 s vs 332 s).
+configure() {  # DIR SANITIZE
+  cmake -S . -B "$1" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1" \
+    -DFOLDC_SANITIZE="$2" -DFOLDC_BUILD_BENCH=OFF > /dev/null
+}
+
+# The interleaved runtime, the server's threads and the Python module under
+# the sanitizers SANITIZE, built in DIR; RUNTIME is the sanitizer's shared
+# runtime, preloaded into the (uninstrumented) Python interpreter together
+# with libstdc++ (loaded after it, the sanitizer finds no __cxa_throw to
+# intercept and aborts at the first C++ exception).
+threads_and_interleaving() {  # DIR SANITIZE RUNTIME
+  local dir=$1 deciding=(beam decode deep_decide halting if_computed item_host logical_computed
+    nested_loop top_k tree_decode graphs)
+  local drivers=() name
+  for name in "${deciding[@]}"; do drivers+=("conformance_${name}_driver"); done
+  configure "$dir" "$2"
+  echo "== $2: building (log: $dir/threads-build.log)" >&2
+  cmake --build "$dir" -j"$(nproc)" --target foldc foldc_unit_tests calculator_driver \
+    seq2seq_driver sentiment_driver sentiment_python seq2seq_python sst_to_jsonl \
+    "${drivers[@]}" > "$dir/threads-build.log" 2>&1 ||
+    { tail -30 "$dir/threads-build.log" >&2; return 1; }
+  echo "== $2: the conformance programs that decide on computed values" >&2
+  for name in "${deciding[@]}"; do
+    bash test/Execution/conformance/check.sh "$dir/test/Execution/conformance/conformance_${name}_driver" \
+      "test/Execution/conformance/$name.fold" "$dir/test/Execution/conformance/$name"
+  done
+  echo "== $2: serving, threads, seq2seq" >&2
+  python3 /usr/lib/llvm-14/build/utils/lit/lit.py -sv "$dir/test" \
+    --filter 'Execution/(serve|serve-faults|threads|seq2seq|deep-decisions)\.test'
+  echo "== $2: the batch queue's unit tests" >&2
+  "$dir/test/foldc_unit_tests" --gtest_filter='BatchQueue*'
+  echo "== $2: the Python modules (GIL released; threads sharing a model)" >&2
+  FOLDC_PYTHON_PATH=$dir/examples/python FOLDC_DRIVER=$dir/examples/sentiment_driver \
+    FOLDC_SEQ2SEQ_DRIVER=$dir/examples/seq2seq_driver \
+    FOLDC_SST_TO_JSONL=$dir/examples/sentiment/sst_to_jsonl \
+    FOLDC_SST_DEV=$PWD/examples/sentiment/data/sst/dev.txt \
+    LD_PRELOAD="$3 $($CXX -print-file-name=libstdc++.so)" /usr/bin/python3 -m pytest -q -p no:cacheprovider test/Python
+}
+
+if [ "$quick" = threads ]; then
+  threads_and_interleaving build-sanitize address,undefined "$($CXX -print-file-name=libasan.so)"
+  threads_and_interleaving build-tsan thread "$($CXX -print-file-name=libtsan.so)"
+  echo "sanitize --threads: all passed"
+  exit
+fi
+configure build-sanitize address,undefined
 if [ "$quick" = 1 ]; then
   cmake --build build-sanitize -j"$(nproc)" --target foldc foldc_unit_tests
   build-sanitize/test/foldc_unit_tests

@@ -2,16 +2,23 @@
 """Random well-typed Fold programs and data of matching shape.
 
   generate.py SEED OUT_DIR     writes OUT_DIR/prog.fold and OUT_DIR/prog.jsonl
+                               (and OUT_DIR/prog_SEED.h when the program
+                               imports host functions from C++)
 
-The program is a model over one example type that uses most of the language:
+The program is a model over one example type that uses all of the language
+(test/fuzz/coverage.py checks it against the compiler's builtin tables):
 records, a union with several variants, optionals, a recursive data type
 walked by a recursive def, every combinator, lambdas with captures, match and
 if in tensor and host positions, decisions on computed values (if on a
 computed scalar, loop, item, beam, top_k: in forms whose loss stays continuous, so
 that the gradient check holds), element-wise builtins, reductions, softmaxes,
 slices, concat, matrices (along an axis, subscripts, transpose, reshape,
-outer), graph primitives (range, gather, segment sums), embeddings, fc/lstm/gru layers, params used as values,
-constant-only subexpressions, losses and metrics. Every tensor expression is
+outer, a product with a glorot matrix), graph primitives (range, gather,
+segment sums), zip, ngrams, nth, dropout, stop_gradient, defs of tensors
+only (inlined) and destructuring lets, consts, logical operators,
+embeddings, fc/lstm/gru layers, params of every initialiser used as values,
+constant-only subexpressions, losses (xent, mse, sigmoid_xent), metrics,
+and host functions imported from a C++ header. Every tensor expression is
 built for a known width, so the program type-checks by construction. The data
 has empty lists, long sequences, and deep and unbalanced trees (bounded).
 """
@@ -22,7 +29,7 @@ import sys
 
 V = 6          # vocabulary of the ids in the data
 CLASSES = 3    # xent labels
-UNARY = ["tanh", "sigmoid", "softplus", "elu", "square"]
+UNARY = ["tanh", "sigmoid", "softplus", "elu", "silu", "square"]
 
 
 class Program:
@@ -32,7 +39,13 @@ class Program:
         self.layers = {}     # key -> name, so a layer of one shape is reused sometimes
         self.defs = []
         self.params = {}
+        self.matrices = {}   # (rows, cols) -> name of a glorot matrix param
         self.counter = 0
+        # Host functions of prog_SEED.h, file and functions named after the
+        # seed: a fuzz group's programs share a translation unit and its
+        # include path, and these are not namespaced.
+        self.imports = rng.random() < 0.4
+        self.host_prefix = ""
 
     def fresh(self, prefix):
         self.counter += 1
@@ -58,24 +71,37 @@ class Program:
             name = self.fresh("p")
             # No constant vectors: max/min of a vector whose elements tie is a
             # kink, where finite differences halve the gradient (seed 5377).
-            inits = ["uniform(-0.5, 0.5)", "normal(0.2)"] + (["constant(0.3)"] if n == 1 else [])
+            inits = ["uniform(-0.5, 0.5)", "normal(0.2)"] + (
+                ["constant(0.3)", "zeros", "ones"] if n == 1 else [])
             init = self.rng.choice(inits)
             self.decls.append(f"param {name}: f32[{n}] = {init};")
             self.params[n] = name
         return self.params[n]
 
+    def matrix_param(self, m, n):
+        """A glorot-initialised f32[m, n] (glorot is for rank >= 2)."""
+        if (m, n) not in self.matrices:
+            name = self.fresh("W")
+            self.decls.append(f"param {name}: f32[{m}, {n}] = glorot;")
+            self.matrices[(m, n)] = name
+        return self.matrices[(m, n)]
+
     # ------------------------------------------------------------ host values
     def host_int(self, scope):
         """An int in [0, V): a literal, a field, a binder's field."""
-        options = [str(self.rng.randrange(V))] + scope.get("ints", [])
+        options = [str(self.rng.randrange(V)), "ONE"] + scope.get("ints", [])
         if "example" in scope:
             options += ["s.k", "s.rec.id"]
+        if self.imports:
+            options.append(f"{self.host_prefix}wrap({self.rng.choice(options)})")
         return self.rng.choice(options)
 
     def host_float(self, scope):
-        options = ["0.5", "-1.25"] + scope.get("floats", [])
+        options = ["0.5", "-1.25", "HALF"] + scope.get("floats", [])
         if "example" in scope:
             options += ["s.x", "s.rec.w", "(s.x * 0.5 + 1.0)"]
+            if self.imports:
+                options.append(f"{self.host_prefix}mean_of(s.xs)")
         return self.rng.choice(options)
 
     # ------------------------------------------------------------ tensors
@@ -121,6 +147,14 @@ class Program:
             lambda: f"top_k({n}, {self.tensor(n + r.randint(0, 2), d, scope)}).0",
             lambda: self.matrix(n, d, scope),
             lambda: self.graph(n, d, scope),
+            lambda: self.pairs(n, d, scope),
+            lambda: self.inlined(n, d, scope),
+            lambda: self.product(n, d, scope),
+            lambda: f"dropout({self.tensor(n, d, scope)}, {r.choice(['0.0', '0.25'])})",
+            # a kink at 0, kept away from the initial values as fc's relu is
+            lambda: f"relu({self.tensor(n, d, scope)} + 2.0)",
+            # no parameter behind it: the check's finite differences agree
+            lambda: f"({self.tensor(n, d, scope)} + stop_gradient(ones({n}) * {self.host_float(scope)}))",
         ]
         if n >= 2:
             choices.append(lambda: self.concat(n, d, scope))
@@ -148,6 +182,37 @@ class Program:
         if act == "relu":  # keep the kink away from the initial values
             inner = f"({inner} + 2.0)"
         return f"{self.layer('fc', m, n, act)}({inner})"
+
+    def product(self, n, d, scope):
+        m = self.rng.randint(1, 3)
+        return f"({self.tensor(m, d, scope)} @ {self.matrix_param(m, n)})"
+
+    def pairs(self, n, d, scope):
+        """f32[n] through the list combinators over pairs: zip, ngrams, nth."""
+        r = self.rng
+        inner = dict(scope, ints=scope.get("ints", []) + ["p.0"], floats=scope.get("floats", []) + ["p.1"])
+        body = self.tensor(n, max(d - 1, 0), inner)
+        bigram = dict(scope, ints=scope.get("ints", []) + ["g.0", "g.1"])
+        return r.choice([
+            f"sum(map(|p| {body} * p.1, zip(s.ids, s.xs)))",
+            f"mean(map(|g| {self.tensor(n, max(d - 1, 0), bigram)}, ngrams(2, s.ids)))",
+            # never empty: the index is in range
+            f"nth({r.choice(['0', 'length(s.ids)'])}, map(|w| {self.each_word(n, d, scope)}, concat([s.k], s.ids)))",
+        ])
+
+    def pair_def(self, n):
+        """A def of tensors only (inlined where it is called) returning a
+        pair: its name and the width of its first argument."""
+        name = self.fresh("pair")
+        m = self.rng.randint(1, 3)
+        join = self.layer("fc", m, n, "tanh")
+        self.defs.append(f"def {name}(x: f32[{m}], y: f32[{n}]) -> (f32[{n}], f32[{n}]) {{\n"
+                         f"  return ({join}(x) * y, tanh(y));\n}}")
+        return name, m
+
+    def inlined(self, n, d, scope):
+        name, m = self.pair_def(n)
+        return f"{name}({self.tensor(m, d, scope)}, {self.tensor(n, d, scope)}).{self.rng.randrange(2)}"
 
     def concat(self, n, d, scope):
         a = self.rng.randint(1, n - 1)
@@ -231,7 +296,8 @@ class Program:
         return "match s.item { " + ", ".join(arms) + " }"
 
     def branch(self, n, d, scope):
-        cond = self.rng.choice(["s.flag", "s.k > 0", "length(s.ids) > 2", "s.x < 0.0"])
+        cond = self.rng.choice(["s.flag", "s.k > 0", "length(s.ids) > 2", "s.x < 0.0",
+                                "!s.flag && s.k == 0", "s.flag || !(s.x >= 0.5)"])
         return f"if {cond} {{ {self.tensor(n, d, scope)} }} else {{ {self.tensor(n, d, scope)} }}"
 
     def optional(self, n, d, scope):
@@ -264,7 +330,9 @@ class Program:
         if kind == "argmax":
             k = r.randint(1, 3)
             z = self.tensor(k, max(d - 1, 0), scope)
-            return f"(if argmax({z}) == 0 || {r.choice(['s.flag', 's.k > 0'])} {{ {y} * 2.0 }} else {{ {y} + {y} }})"
+            cond = r.choice([f"argmax({z}) == 0 || s.flag", f"argmax({z}) == 0 && s.k > 0",
+                             f"!(argmax({z}) != 0)"])
+            return f"(if {cond} {{ {y} * 2.0 }} else {{ {y} + {y} }})"
         probe = self.layer("fc", n, 1, "none")
         bound = r.choice(["1", "3", "length(s.ids)", "s.k + 2"])
         return f"loop(|st| (sum({probe}(st)) > 0.0, 0, st + tanh(st) * 0.0), {y}, {bound}).1"
@@ -283,6 +351,13 @@ class Program:
         lines = []
         for _ in range(r.randint(1, 4)):
             n = r.randint(1, 4)
+            if r.random() < 0.2:  # a destructuring let
+                name, m = self.pair_def(n)
+                a, b = self.fresh("v"), self.fresh("v")
+                lines.append(f"  let ({a}, {b}) = {name}({self.tensor(m, r.randint(0, 2), scope)}, "
+                             f"{self.tensor(n, r.randint(0, 2), scope)});")
+                scope["lets"] += [(a, n), (b, n)]
+                continue
             v = self.fresh("v")
             lines.append(f"  let {v} = {self.tensor(n, r.randint(1, 3), scope)};")
             scope["lets"].append((v, n))
@@ -293,6 +368,8 @@ class Program:
         for v, _ in scope["lets"]:
             if r.random() < 0.35:
                 lines.append(f"  loss mse(({v})[0], s.x) * 0.1;")
+            elif r.random() < 0.25:
+                lines.append(f"  loss sigmoid_xent(({v})[0], {r.choice(['1.0', '0.0', 's.rec.w * 0.5 + 0.5'])});")
             elif r.random() < 0.6:
                 lines.append(f"  loss mean(square({v})) * 0.01;")
         lines.append(f"  metric hit = argmax({h}) == s.label;")
@@ -308,7 +385,18 @@ class Program:
         lines.append(f"  output {outputs[0] if len(outputs) == 1 else '(' + ', '.join(outputs) + ')'};")
         return "model m(s: S) {\n" + "\n".join(lines) + "\n}"
 
+    def header(self):
+        """prog_SEED.h: the host functions a program imports."""
+        p = self.host_prefix
+        return (f"// Host functions of the program of seed {p[1:-1]}.\n#pragma once\n"
+                "#include <cstdint>\n#include <vector>\n\n"
+                f"inline int64_t {p}wrap(int64_t i) {{ return ((i % {V}) + {V}) % {V}; }}\n"
+                f"inline double {p}mean_of(const std::vector<double> &xs) {{\n"
+                "  double sum = 0;\n  for (double x : xs)\n    sum += x;\n"
+                "  return xs.empty() ? 0.0 : sum / double(xs.size());\n}\n")
+
     def source(self, seed):
+        self.host_prefix = f"s{seed}_"
         body = self.model()  # first: it declares the layers, params and defs it uses
         header = [
             f"// Generated by test/fuzz/generate.py, seed {seed}.",
@@ -317,7 +405,9 @@ class Program:
             "data Tree = Leaf { w: int } | Node { l: Tree, r: Tree, w: int };",
             "data S = { ids: [int], xs: [float], k: int, x: float, flag: bool, label: int,",
             "           opt: int?, item: Item, tree: Tree?, rec: Rec };",
-        ]
+            "const ONE = 1;",
+            "const HALF = 0.5;",
+        ] + ([f'import "prog_{seed}.h";'] if self.imports else [])
         return "\n".join(header + self.decls + self.defs + [body]) + "\n"
 
 
@@ -355,8 +445,12 @@ def main():
     seed, out = int(sys.argv[1]), sys.argv[2]
     rng = random.Random(seed)
     os.makedirs(out, exist_ok=True)
+    program = Program(rng)
     with open(os.path.join(out, "prog.fold"), "w") as f:
-        f.write(Program(rng).source(seed))
+        f.write(program.source(seed))
+    if program.imports:
+        with open(os.path.join(out, f"prog_{seed}.h"), "w") as f:
+            f.write(program.header())
     with open(os.path.join(out, "prog.jsonl"), "w") as f:
         for _ in range(rng.randint(2, 6)):
             f.write(json.dumps(example(rng)) + "\n")

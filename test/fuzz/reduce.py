@@ -11,6 +11,7 @@ statements, outputs), replaces subexpressions by one of their operands or
 arguments, and deletes lines of data (keeping one). The smallest failing
 program is written to DIR/reduced.fold and DIR/reduced.jsonl.
 """
+import glob
 import os
 import shutil
 import subprocess
@@ -86,6 +87,8 @@ class Reducer:
             return False
         self.tries_left -= 1
         os.makedirs(self.candidate, exist_ok=True)
+        for header in glob.glob(os.path.join(self.folder, "prog_*.h")):  # the host functions it imports
+            shutil.copy(header, self.candidate)
         with open(os.path.join(self.candidate, "prog.fold"), "w") as f:
             f.write(program)
         with open(os.path.join(self.candidate, "prog.jsonl"), "w") as f:
