@@ -48,11 +48,12 @@ configure() {  # DIR SANITIZE
 }
 
 # The interleaved runtime, the server's threads and the Python module under
-# the sanitizers SANITIZE, built in DIR; RUNTIME is the sanitizer's shared
+# the sanitizers SANITIZE, built in DIR, with the lit tests matching TESTS
+# (a regular expression); RUNTIME is the sanitizer's shared
 # runtime, preloaded into the (uninstrumented) Python interpreter together
 # with libstdc++ (loaded after it, the sanitizer finds no __cxa_throw to
 # intercept and aborts at the first C++ exception).
-threads_and_interleaving() {  # DIR SANITIZE RUNTIME
+threads_and_interleaving() {  # DIR SANITIZE TESTS RUNTIME
   local dir=$1 deciding=(beam decode deep_decide halting if_computed item_host logical_computed
     nested_loop top_k tree_decode graphs)
   local drivers=() name
@@ -70,7 +71,7 @@ threads_and_interleaving() {  # DIR SANITIZE RUNTIME
   done
   echo "== $2: serving, threads, seq2seq" >&2
   python3 /usr/lib/llvm-14/build/utils/lit/lit.py -sv "$dir/test" \
-    --filter 'Execution/(serve|serve-faults|threads|seq2seq|deep-decisions)\.test'
+    --filter "Execution/($3)\.test"
   echo "== $2: the batch queue's unit tests" >&2
   "$dir/test/foldc_unit_tests" --gtest_filter='BatchQueue*'
   echo "== $2: the Python modules (GIL released; threads sharing a model)" >&2
@@ -78,12 +79,16 @@ threads_and_interleaving() {  # DIR SANITIZE RUNTIME
     FOLDC_SEQ2SEQ_DRIVER=$dir/examples/seq2seq_driver \
     FOLDC_SST_TO_JSONL=$dir/examples/sentiment/sst_to_jsonl \
     FOLDC_SST_DEV=$PWD/examples/sentiment/data/sst/dev.txt \
-    LD_PRELOAD="$3 $($CXX -print-file-name=libstdc++.so)" /usr/bin/python3 -m pytest -q -p no:cacheprovider test/Python
+    LD_PRELOAD="$4 $($CXX -print-file-name=libstdc++.so)" /usr/bin/python3 -m pytest -q -p no:cacheprovider test/Python
 }
 
 if [ "$quick" = threads ]; then
-  threads_and_interleaving build-sanitize address,undefined "$($CXX -print-file-name=libasan.so)"
-  threads_and_interleaving build-tsan thread "$($CXX -print-file-name=libtsan.so)"
+  threads_and_interleaving build-sanitize address,undefined \
+    "serve|serve-faults|threads|seq2seq|deep-decisions" "$($CXX -print-file-name=libasan.so)"
+  # Not deep-decisions: TSan's own unwinder fails a check on data 10^5
+  # levels deep (and then hangs), whatever the program does.
+  threads_and_interleaving build-tsan thread "serve|serve-faults|threads|seq2seq" \
+    "$($CXX -print-file-name=libtsan.so)"
   echo "sanitize --threads: all passed"
   exit
 fi

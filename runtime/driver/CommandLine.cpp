@@ -7,6 +7,7 @@
 #include "runtime/driver/Options.h"
 #include "runtime/driver/Selection.h"
 #include "runtime/driver/Session.h"
+#include "runtime/engine/Process.h"
 #include "runtime/io/Jsonl.h"
 #include "runtime/parallel/ThreadTeam.h"
 #include "runtime/support/Threads.h"
@@ -383,7 +384,12 @@ int runDriver(int argc, char **argv, const std::string &name, DriverModel &model
     // Reading, unfolding and freeing an example recurse once per level of
     // its data: the work runs on threads with 1 GiB stacks.
     const size_t stack = size_t(1) << 30;
-    if ((train->parsed() || eval->parsed()) && options.threads > 1 && processes.size() == 1) {
+    const bool replicated =
+        (train->parsed() || eval->parsed()) && options.threads > 1 && processes.size() == 1;
+    // Process-wide settings, made here once: replicas run their GEMMs on one
+    // thread each, and setting them from every replica's thread was a race.
+    configureProcess(replicated ? 1 : options.threads);
+    if (replicated) {
       if (train->parsed() && options.batchSize < options.threads)
         std::cerr << name << ": note: --batch-size " << options.batchSize << " gives some of the "
                   << options.threads

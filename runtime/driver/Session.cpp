@@ -7,7 +7,6 @@
 #include "runtime/driver/Progress.h"
 #include "runtime/driver/Selection.h"
 #include "runtime/driver/Server.h"
-#include "runtime/engine/Process.h"
 #include "runtime/io/Jsonl.h"
 #include "runtime/io/Safetensors.h"
 #include "runtime/io/Vectors.h"
@@ -561,10 +560,10 @@ private:
     return names.empty() ? " (it has none)" : " (its embeddings: " + names + ")";
   }
 
-  /// Threads, then the parameters: loaded with --params, else initialised
-  /// from --seed; for work `shared` by the ranks, then rank 0's given to all.
+  /// The parameters: loaded with --params, else initialised from --seed; for
+  /// work `shared` by the ranks, then rank 0's given to all. (runDriver has
+  /// set the process's threads.)
   void start(bool shared = true) {
-    configureProcess(options_.threads);
     if (options_.params.empty())
       model_.init(options_.seed);
     else
