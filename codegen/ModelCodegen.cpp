@@ -117,10 +117,13 @@ private:
   // ------------------------------------------------------------ output
   void defineOutputJson() {
     bool readsTensors = containsTensor(plan_.outputType);
-    auto f =
-        s_.scope(std::string("nlohmann::json Model::outputJson(const foldc::rt::Executor &") +
-                 (readsTensors ? "executor" : "/*executor*/") + ", const Output &output) const {");
-    s_.line("return " + jsonOf(plan_.outputType, "output") + ";");
+    std::string json = jsonOf(plan_.outputType, "output");
+    // A model without `output` has the empty tuple, whose JSON reads nothing.
+    bool readsOutput = json.find("output") != std::string::npos;
+    auto f = s_.scope(std::string("nlohmann::json Model::outputJson(const foldc::rt::Executor &") +
+                      (readsTensors ? "executor" : "/*executor*/") + ", const Output &" +
+                      (readsOutput ? "output" : "/*output*/") + ") const {");
+    s_.line("return " + json + ";");
   }
 
   std::string jsonOf(const TypeRef &type, const std::string &value) {

@@ -143,7 +143,7 @@ void Lowering::checkModel(const FunctionDecl &model) {
   plan_.model = functionIndex_.at(&model);
   plan_.exampleType = program_.bindingTypes.at(&model.params[0]);
   if (!plan_.outputType)
-    plan_.outputType = types::f32(); // a model without `output` infers nothing useful
+    plan_.outputType = types::tuple({}); // a model without `output` infers `[]` for each example
 }
 
 void Lowering::mergeIdenticalKernels() {
