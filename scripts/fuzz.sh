@@ -9,6 +9,13 @@
 #       cases are kept (program, data, logs, why) under build/fuzz/failures/,
 #       reduced by test/fuzz/reduce.py to what still fails the same way.
 #
+#   bash scripts/fuzz.sh long-run [--count N] [--seed S] [--chunk C]
+#       `programs` over seeds S..S+N-1 (default 10000 from 100001) in runs of
+#       C (default 200), each recorded as one line of build/fuzz/long-run.log
+#       ("seeds A..B: P passed, F failed") and its work folder then removed
+#       (failures stay under build/fuzz/failures/). Resumable: a chunk the log
+#       already holds is skipped. Prints the totals at the end.
+#
 #   bash scripts/fuzz.sh frontend|jsonl|safetensors|request|vectors [--seconds T] [--runs N]
 #       runs a libFuzzer target (test/fuzz/targets, built with clang and
 #       -fsanitize=fuzzer,address,undefined into build-fuzz/) for T seconds
@@ -29,6 +36,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
+# The interpreter itself, not a version manager's shim in front of it (pyenv's
+# costs 0.6 s a start, more than checking a program); check_program.sh uses it.
+PYTHON3=$(python3 -c 'import sys; print(sys.executable)')
+export PYTHON3
 
 usage() { sed -n '2,/^set /{/^#/p}' "$0" >&2; exit 2; }
 
@@ -52,10 +63,11 @@ programs() {
   echo "fuzz: generating $count programs from seed $seed" >&2
   local s dir
   for ((s = seed; s < seed + count; s++)); do
-    dir=$work/programs/g$(((s - seed) / group_size))/p$s
-    python3 test/fuzz/generate.py "$s" "$dir"
-    compile_program "$work/prefix" "$dir"
-    if (( (s - seed + 1) % 100 == 0 )); then echo "fuzz: generated $((s - seed + 1))" >&2; fi
+    echo "$s $work/programs/g$(((s - seed) / group_size))/p$s"
+  done | "$PYTHON3" test/fuzz/generate.py -
+  for ((s = seed; s < seed + count; s++)); do
+    compile_program "$work/prefix" "$work/programs/g$(((s - seed) / group_size))/p$s"
+    if (( (s - seed + 1) % 100 == 0 )); then echo "fuzz: compiled $((s - seed + 1))" >&2; fi
   done
   build_groups "$work"
   echo "fuzz: running the checks" >&2
@@ -217,6 +229,41 @@ libfuzzer() {
   fi
 }
 
+# `programs` over many seeds, a chunk at a time, resumable (see the top).
+long_run() {
+  local count=10000 seed=100001 chunk=200
+  while [ $# -gt 0 ]; do
+    case $1 in
+      --count) count=$2; shift 2 ;;
+      --seed) seed=$2; shift 2 ;;
+      --chunk) chunk=$2; shift 2 ;;
+      *) usage ;;
+    esac
+  done
+  [ "${FOLDC_FUZZ_NO_BUILD:-0}" = 1 ] || bash scripts/build.sh
+  local build=${FOLDC_BUILD_DIR:-$root/build}
+  local log=$build/fuzz/long-run.log first last n result
+  mkdir -p "$build/fuzz"
+  touch "$log"
+  for ((first = seed; first < seed + count; first += chunk)); do
+    n=$((seed + count - first < chunk ? seed + count - first : chunk))
+    last=$((first + n - 1))
+    if grep -q "^seeds $first\.\.$last:" "$log"; then continue; fi
+    echo "fuzz: long run, seeds $first..$last" >&2
+    result=$(FOLDC_FUZZ_NO_BUILD=1 programs --count "$n" --seed "$first" | tail -1) || true
+    if ! [[ $result =~ ^[0-9]+\ passed,\ [0-9]+\ failed$ ]]; then
+      echo "fuzz: the run of seeds $first..$last did not finish (kept in $build/fuzz/programs-$first-$n)" >&2
+      return 1
+    fi
+    echo "seeds $first..$last: $result ($(date -u +%FT%TZ))" >> "$log"
+    rm -rf "$build/fuzz/programs-$first-$n"
+  done
+  awk -v a="$seed" -v b="$((seed + count - 1))" '
+    { split(substr($2, 1, length($2) - 1), r, /\.\./) }
+    r[1] >= a && r[2] <= b { p += $3; f += $5; c++ }
+    END { printf "long run, seeds %d..%d: %d chunks, %d passed, %d failed\n", a, b, c, p, f }' "$log"
+}
+
 # Every kept failure of test/fuzz/regressions/ through the checks again.
 regressions() {
   local build=${FOLDC_BUILD_DIR:-$root/build} dir failed=0
@@ -242,6 +289,7 @@ command=$1
 shift
 case $command in
   programs) programs "$@" ;;
+  long-run) long_run "$@" ;;
   verdict-of) verdict_of "$@" ;;
   frontend|jsonl|safetensors|request|vectors) libfuzzer "$command" "$@" ;;
   short) short "$@" ;;

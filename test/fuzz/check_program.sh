@@ -10,7 +10,7 @@ set -uo pipefail
 data=$1 work=$2
 shift 2
 driver=("$@")
-check="python3 $(dirname "$0")/../Execution/Inputs/check.py"
+check="${PYTHON3:-python3} $(dirname "$0")/../Execution/Inputs/check.py"
 run() { echo "\$ $*" >> "$work.log"; "$@" >> "$work.log" 2>&1; }
 : > "$work.log"
 "${driver[@]}" infer --init --data "$data" --batch-size 4 > "$work.infer" 2>> "$work.log" || { echo "infer failed"; exit 1; }

@@ -4,6 +4,10 @@
   generate.py SEED OUT_DIR     writes OUT_DIR/prog.fold and OUT_DIR/prog.jsonl
                                (and OUT_DIR/prog_SEED.h when the program
                                imports host functions from C++)
+  generate.py -                the same for every line "SEED OUT_DIR" of
+                               standard input (one interpreter for a run of
+                               thousands: starting one costs more than a
+                               program)
 
 The program is a model over one example type that uses all of the language
 (test/fuzz/coverage.py checks it against the compiler's builtin tables):
@@ -441,8 +445,7 @@ def example(rng):
     }
 
 
-def main():
-    seed, out = int(sys.argv[1]), sys.argv[2]
+def write_program(seed, out):
     rng = random.Random(seed)
     os.makedirs(out, exist_ok=True)
     program = Program(rng)
@@ -454,6 +457,15 @@ def main():
     with open(os.path.join(out, "prog.jsonl"), "w") as f:
         for _ in range(rng.randint(2, 6)):
             f.write(json.dumps(example(rng)) + "\n")
+
+
+def main():
+    if sys.argv[1:] == ["-"]:
+        for line in sys.stdin:
+            seed, out = line.split(maxsplit=1)
+            write_program(int(seed), out.strip())
+    else:
+        write_program(int(sys.argv[1]), sys.argv[2])
 
 
 if __name__ == "__main__":
