@@ -33,8 +33,11 @@ function(foldc_add_model)
   get_filename_component(source_dir "${source}" DIRECTORY)
   set(dir "${CMAKE_CURRENT_BINARY_DIR}/${ARG_TARGET}.foldc")
   set(outputs "${dir}/${ARG_TARGET}.h" "${dir}/${ARG_TARGET}.cpp")
+  # The stamp (below) is the step's first output, so the depfile is about it:
+  # Ninja reruns a step whose depfile names another target at every build.
+  set(stamp "${dir}/${ARG_TARGET}.stamp")
   set(args "${source}" -o "${dir}" --output-name "${ARG_TARGET}"
-           --depfile "${dir}/${ARG_TARGET}.d")
+           --depfile "${dir}/${ARG_TARGET}.d" --depfile-target "${stamp}")
   if(ARG_NAMESPACE)
     list(APPEND args --namespace "${ARG_NAMESPACE}")
   endif()
@@ -53,7 +56,6 @@ function(foldc_add_model)
   # leaves the C++ as it was recompiles nothing); the stamp, listed first, is
   # what Make compares with the .fold file, so foldc runs once per edit even
   # though the library and the driver both use its outputs.
-  set(stamp "${dir}/${ARG_TARGET}.stamp")
   add_custom_command(
     OUTPUT "${stamp}" ${outputs}
     COMMAND Foldc::foldc ${args}

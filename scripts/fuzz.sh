@@ -11,10 +11,12 @@
 #
 #   bash scripts/fuzz.sh long-run [--count N] [--seed S] [--chunk C]
 #       `programs` over seeds S..S+N-1 (default 10000 from 100001) in runs of
-#       C (default 200), each recorded as one line of build/fuzz/long-run.log
-#       ("seeds A..B: P passed, F failed") and its work folder then removed
-#       (failures stay under build/fuzz/failures/). Resumable: a chunk the log
-#       already holds is skipped. Prints the totals at the end.
+#       C (default 200), each recorded as one line of test/fuzz/long-run.log
+#       ("seeds A..B: P passed, F failed", kept in the repository as the
+#       record of the documented run) and its work folder then removed
+#       (failures stay under build/fuzz/failures/). Resumable, across
+#       checkouts too: a chunk the log already holds is skipped. Prints the
+#       totals at the end.
 #
 #   bash scripts/fuzz.sh frontend|jsonl|safetensors|request|vectors [--seconds T] [--runs N]
 #       runs a libFuzzer target (test/fuzz/targets, built with clang and
@@ -242,7 +244,7 @@ long_run() {
   done
   [ "${FOLDC_FUZZ_NO_BUILD:-0}" = 1 ] || bash scripts/build.sh
   local build=${FOLDC_BUILD_DIR:-$root/build}
-  local log=$build/fuzz/long-run.log first last n result
+  local log=${FOLDC_FUZZ_LOG:-$root/test/fuzz/long-run.log} first last n result
   mkdir -p "$build/fuzz"
   touch "$log"
   for ((first = seed; first < seed + count; first += chunk)); do

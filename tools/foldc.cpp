@@ -35,8 +35,9 @@ struct Options {
   std::string cppNamespace;
   foldc::PipelineOptions pipeline;
   bool driver = false;
-  std::string outputName; ///< NAME of NAME.h etc. (default: the model's name)
-  std::string depfile;    ///< Make-style dependencies of the generated files
+  std::string outputName;    ///< NAME of NAME.h etc. (default: the model's name)
+  std::string depfile;       ///< Make-style dependencies of the generated files
+  std::string depfileTarget; ///< the depfile's target (default: the header written)
 };
 
 /// `OUTPUT: FOLD HEADERS...` for the build system (CMake's DEPFILE), so
@@ -169,10 +170,12 @@ int run(const Options &options) {
     std::cerr << options.input << ": error: --driver needs a `model`\n";
     return kExitProgramErrors;
   }
+  std::string depfileTarget =
+      !options.depfileTarget.empty()
+          ? options.depfileTarget
+          : (std::filesystem::path(options.outputPath) / (code.name + ".h")).string();
   if (!options.depfile.empty() &&
-      !writeDepfile(options.depfile,
-                    (std::filesystem::path(options.outputPath) / (code.name + ".h")).string(),
-                    options.input, *result.program)) {
+      !writeDepfile(options.depfile, depfileTarget, options.input, *result.program)) {
     std::cerr << "foldc: error: cannot write '" << options.depfile << "'\n";
     return kExitUsage;
   }
@@ -203,6 +206,9 @@ int main(int argc, char **argv) {
       "with -o DIR: name the files NAME.h, NAME.cpp, NAME_main.cpp (default: the model's)");
   app.add_option("--depfile", options.depfile,
                  "write the generated files' dependencies (the .fold file, imported headers) here");
+  app.add_option("--depfile-target", options.depfileTarget,
+                 "the file the depfile's dependencies are of (default: the header written); "
+                 "Ninja wants the first output of the build step");
   app.add_flag("--driver", options.driver,
                "with -o DIR, also write DIR/NAME_main.cpp: the model's command line");
   app.add_option("--namespace", options.cppNamespace, "C++ namespace of generated code");

@@ -33,6 +33,11 @@ grep -q -- "-march=native" "$work/build/build.ninja"
 for program in "$source_dir"/examples/*/*.fold; do
   test -x "$work/build/$(basename "$program" .fold)_driver"
 done
+# A build with nothing changed does nothing (not even run foldc again).
+if ! cmake --build "$work/build" | grep -q "no work to do"; then
+  echo "install: a second build with nothing changed did work" >&2
+  exit 1
+fi
 # Editing a .fold file regenerates its code; a change that leaves the
 # generated C++ as it was (a comment) recompiles nothing.
 echo "// edited" >> "$work/src/calculator.fold"

@@ -1,16 +1,15 @@
 // JSONL helpers: values read, and errors as FILE:LINE: path: expected.
 #include "runtime/io/Jsonl.h"
 
+#include "TempDirTest.h"
+
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <fstream>
-#include <unistd.h>
 
 namespace foldc::rt {
 namespace {
-
-namespace fs = std::filesystem;
 
 struct Leaf {
   int64_t word, label;
@@ -34,19 +33,9 @@ std::vector<std::vector<Leaf>> readFile(const std::string &file) {
   return out;
 }
 
-/// Each case writes its files in a directory of its own: ctest runs the
-/// cases as separate processes in parallel, so a shared file would be raced for.
-class Jsonl : public ::testing::Test {
+class Jsonl : public test::TempDirTest {
 protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("foldc-jsonl-" + std::to_string(getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
-  std::string file(const std::string &name) const { return (dir_ / name).string(); }
+  std::string file(const std::string &name) const { return path(name); }
 
   std::string errorFor(const std::string &contents) const {
     std::string path = file("foldc-jsonl-test.jsonl");
@@ -59,8 +48,6 @@ protected:
     }
     return "";
   }
-
-  fs::path dir_;
 };
 
 TEST_F(Jsonl, ReadsValidLinesAndSkipsBlankOnes) {

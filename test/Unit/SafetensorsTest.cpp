@@ -1,6 +1,8 @@
 // Safetensors round trips, every malformed-file case, and safe saving.
 #include "runtime/io/Safetensors.h"
 
+#include "TempDirTest.h"
+
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -8,26 +10,14 @@
 #include <fstream>
 #include <limits>
 #include <sstream>
-#include <unistd.h>
 
 namespace foldc::rt {
 namespace {
 
 namespace fs = std::filesystem;
 
-class Safetensors : public ::testing::Test {
+class Safetensors : public test::TempDirTest {
 protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("foldc-st-" + std::to_string(getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
-  std::string path(const std::string &name) const { return (dir_ / name).string(); }
-
   /// Writes a file with `header` as its JSON and `dataBytes` zero bytes of data.
   std::string writeRaw(const std::string &header, size_t dataBytes, uint64_t declaredLength = 0) {
     std::string file = path("raw.safetensors");
@@ -56,8 +46,6 @@ protected:
     }
     return "";
   }
-
-  fs::path dir_;
 };
 
 TEST_F(Safetensors, RoundTripKeepsNamesShapesAndValues) {

@@ -1,39 +1,25 @@
 // Pretrained vectors: mapping onto the vocabulary, and every malformed file.
 #include "runtime/io/Vectors.h"
 
+#include "TempDirTest.h"
 #include "runtime/io/Jsonl.h"
 
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <fstream>
-#include <unistd.h>
 
 namespace foldc::rt {
 namespace {
 
-namespace fs = std::filesystem;
-
-class Vectors : public ::testing::Test {
+class Vectors : public test::TempDirTest {
 protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("foldc-vec-" + std::to_string(getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
+    TempDirTest::SetUp();
     store_.add("words.E", {4, 2}, {InitKind::Constant, 9}, /*sparseRows=*/true);
     store_.initialize(0);
     write("vocab.txt", "the\ncat\nsat\nmat\n");
   }
-  void TearDown() override { fs::remove_all(dir_); }
-
-  std::string write(const std::string &name, const std::string &text) {
-    std::string file = (dir_ / name).string();
-    std::ofstream(file) << text;
-    return file;
-  }
-  std::string path(const std::string &name) const { return (dir_ / name).string(); }
   Param &table() { return store_.at(0); }
 
   /// The DataError message of loading `vectors` with `vocab` ("" if none),
@@ -49,7 +35,6 @@ protected:
     return "";
   }
 
-  fs::path dir_;
   ParamStore store_;
 };
 
