@@ -198,6 +198,9 @@ int runDriver(int argc, char **argv, const std::string &name, DriverModel &model
     cmd->add_option("--limit", options.limit, "use only the first N examples of --data (0: all)")
         ->check(kUnsigned);
     cmd->add_flag("--no-batching", options.noBatching, "run every instance alone (the baseline)");
+    cmd->add_flag("--profile", options.profile,
+                  "at the end, print on stderr the time spent in matrix products (GEMMs), "
+                  "their operations and rate, summed over threads");
     cmd->add_flag("--allow-unknown-fields", options.allowUnknownFields,
                   "ignore record fields the data types do not declare (default: an error)");
   };

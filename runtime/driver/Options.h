@@ -27,6 +27,7 @@ struct DriverOptions {
   double step = 1e-2;           ///< check: the finite-difference step
   uint64_t seed = 1;
   bool noBatching = false;
+  bool profile = false; ///< train, eval, infer, check: report the GEMMs' time and operations
   bool allowUnknownFields = false;
   bool init = false; ///< eval, infer: fresh parameters, knowingly
   /// serve: where to listen; infer --data - and serve: the dynamic batching

@@ -7,6 +7,7 @@
 #include "runtime/driver/Progress.h"
 #include "runtime/driver/Selection.h"
 #include "runtime/driver/Server.h"
+#include "runtime/engine/GemmClock.h"
 #include "runtime/io/Jsonl.h"
 #include "runtime/io/Safetensors.h"
 #include "runtime/io/Vectors.h"
@@ -698,9 +699,9 @@ private:
 
 } // namespace
 
-int runCommand(Command command, const DriverOptions &options, DriverModel &model,
-               Communicator &processes) {
-  Session session(options, model, processes);
+namespace {
+
+int runSession(Command command, Session &session) {
   switch (command) {
   case Command::Train:
     return session.train();
@@ -714,6 +715,30 @@ int runCommand(Command command, const DriverOptions &options, DriverModel &model
     return session.serve();
   }
   return 1;
+}
+
+/// --profile's line: what the GEMMs took, so that the rest of the command's
+/// time (unfolding, scheduling, gathering, other kernel work) is known too.
+void reportGemms() {
+  double seconds = GemmClock::seconds(), gflop = GemmClock::flops() * 1e-9;
+  std::fprintf(stderr, "profile: GEMMs %.3g s, %.4g GFLOP, %.1f GFLOP/s\n", seconds, gflop,
+               seconds > 0 ? gflop / seconds : 0.0);
+}
+
+} // namespace
+
+int runCommand(Command command, const DriverOptions &options, DriverModel &model,
+               Communicator &processes) {
+  Session session(options, model, processes);
+  if (!options.profile)
+    return runSession(command, session);
+  GemmClock::reset();
+  GemmClock::enable(true);
+  int status = runSession(command, session);
+  GemmClock::enable(false);
+  if (processes.rank() == 0)
+    reportGemms();
+  return status;
 }
 
 } // namespace foldc::rt

@@ -24,6 +24,13 @@ template <int Cols = Eigen::Dynamic> using ConstRows = Eigen::Map<const RowsMatr
 using ParamMatrix =
     Eigen::Map<Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>;
 
+/// True for Eigen types whose rows are each a run of consecutive floats in
+/// memory (row-major with direct access).
+template <typename T>
+constexpr bool kRowsAreRuns = (int(T::Flags) & Eigen::DirectAccessBit) &&
+                              (int(T::Flags) & Eigen::RowMajorBit) &&
+                              T::InnerStrideAtCompileTime == 1;
+
 /// y = f(x) element by element, for an `f` of transcendental functions (an
 /// Eigen array expression of its argument), every element taken through the
 /// same vectorised code: 16 consecutive elements (in row-major order) at a
@@ -32,7 +39,8 @@ using ParamMatrix =
 /// full packet with scalar code, whose exp or tanh can differ in the last
 /// bit: an element's value would depend on its place in the batch, and
 /// batched results on the batch (two exp values equal unbatched, not batched,
-/// made an argmax differ).
+/// made an argmax differ). Rows stored as runs of floats (the batch's own
+/// matrices, and column blocks of them) are copied a block at a time.
 template <typename X, typename Y, typename F> void elementwise(const X &x, Y &&y, F f) {
   constexpr Eigen::Index kBlock = 16;
   // Plain arrays under aligned maps: GCC 12 misreads the bounds of a
@@ -40,7 +48,25 @@ template <typename X, typename Y, typename F> void elementwise(const X &x, Y &&y
   alignas(64) float in[kBlock], out[kBlock];
   const Eigen::Map<const Eigen::Array<float, kBlock, 1>, Eigen::Aligned64> inBlock(in);
   Eigen::Map<Eigen::Array<float, kBlock, 1>, Eigen::Aligned64> outBlock(out);
+  // f of the first n elements of `in`, the others zero (a partial block).
+  auto compute = [&](Eigen::Index n) {
+    std::fill(in + n, in + kBlock, 0.0f);
+    outBlock = f(inBlock);
+  };
   const Eigen::Index rows = x.rows(), cols = x.cols();
+  if constexpr (kRowsAreRuns<std::decay_t<X>> && kRowsAreRuns<std::decay_t<Y>>) {
+    for (Eigen::Index r = 0; r < rows; ++r) {
+      const float *from = x.data() + r * x.outerStride();
+      float *to = y.data() + r * y.outerStride();
+      for (Eigen::Index c = 0; c < cols; c += kBlock) {
+        const Eigen::Index n = std::min(cols - c, kBlock);
+        std::copy_n(from + c, n, in);
+        compute(n);
+        std::copy_n(out, n, to + c);
+      }
+    }
+    return;
+  }
   Eigen::Index r = 0, c = 0;
   for (Eigen::Index left = rows * cols; left > 0; left -= kBlock) {
     const Eigen::Index n = std::min(left, kBlock);
@@ -50,8 +76,7 @@ template <typename X, typename Y, typename F> void elementwise(const X &x, Y &&y
       if (++c == cols)
         c = 0, ++r;
     }
-    std::fill(in + n, in + kBlock, 0.0f);
-    outBlock = f(inBlock);
+    compute(n);
     r = r0, c = c0;
     for (Eigen::Index k = 0; k < n; ++k) {
       y(r, c) = out[k];

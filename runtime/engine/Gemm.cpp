@@ -67,7 +67,7 @@ void gemm(Transpose ta, Transpose tb, int64_t m, int64_t n, int64_t k, const flo
           const float *b, int64_t ldb, float beta, float *c, int64_t ldc) {
   if (m == 0 || n == 0)
     return;
-  GemmClock::Scope timing;
+  GemmClock::Scope timing(2 * m * n * k);
   if constexpr (kPanelGemmBuilt) {
     if (panelGemmApplies(n, beta)) {
       thread_local std::vector<float> scratch;
@@ -84,7 +84,7 @@ void gemmWithWeights(Transpose ta, Transpose tb, int64_t m, int64_t n, int64_t k
   WeightPanels &cache = weightPanels;
   if constexpr (kPanelGemmBuilt) {
     if (cache.pass != 0 && m != 0 && n != 0 && panelGemmApplies(n, beta)) {
-      GemmClock::Scope timing;
+      GemmClock::Scope timing(2 * m * n * k);
       WeightPanels::Entry &entry = cache.entries[{weights, tb == Transpose::Yes, k, n, ldw}];
       if (entry.pass != cache.pass) {
         panelsOf(tb, k, n, weights, ldw, entry.panels);
