@@ -49,3 +49,22 @@ for task in greedy beam; do
     echo "$line"
   done
 done
+
+# Where the time goes at batch 64 (greedy): the driver's --profile gives the
+# GEMMs' seconds and rate. Both paths make the same products, so batching
+# can at most reach unbatched seconds / batched GEMM seconds, were every
+# other cost of the batched run gone.
+profile() { # BATCH [--no-batching]: "seconds gemm_seconds gflop"
+  "$driver" infer --data "$out/greedy.jsonl" --params "$out/model.safetensors" --batch-size "$1" \
+    --threads 1 --profile "${@:2}" 2>&1 > /dev/null |
+    awk '/^infer:/ { s = $5 } /^profile:/ { g = $3; f = $5 } END { print s, g, f }'
+}
+read -r bs bg flop <<< "$(profile 64)"
+read -r us ug _ <<< "$(profile 64 --no-batching)"
+echo
+echo "greedy, batch 64: time in GEMMs, and what bounds the ratio"
+awk -v bs="$bs" -v bg="$bg" -v us="$us" -v ug="$ug" -v f="$flop" 'BEGIN {
+  printf "  batched    %.3f s, GEMMs %.3f s (%.0f%%) at %.1f GFLOP/s\n", bs, bg, 100 * bg / bs, f / bg
+  printf "  unbatched  %.3f s, GEMMs %.3f s (%.0f%%) at %.1f GFLOP/s\n", us, ug, 100 * ug / us, f / ug
+  printf "  ratio %.2fx; at most %.2fx with every non-GEMM cost of the batched run gone\n", us / bs, us / bg
+}'
