@@ -4,6 +4,7 @@
 // of identically shaped trees, for inference and training.
 #include "bench/Measure.h"
 #include "runtime/engine/Executor.h"
+#include "runtime/engine/Gemm.h"
 #include "runtime/engine/Optimizers.h"
 #include "runtime/engine/Process.h"
 #include "runtime/engine/WorkerPool.h"
@@ -80,6 +81,7 @@ double runStatic(reference::TreeLstmModel<N, kClasses> &model, ParamStore &param
   size_t timed = 0;
   for (size_t first = 0; first < trees.size(); first += size_t(batchSize)) {
     auto start = Clock::now();
+    WeightPass pass; // the cell's weights packed once a batch, as the executor does
     int batch = int(std::min(trees.size() - first, size_t(batchSize)));
     std::vector<Mat> h, c, gates; // level 0: leaves
     h.emplace_back(batch * kLeaves, N);

@@ -27,9 +27,9 @@ using ParamMatrix =
 /// True for Eigen types whose rows are each a run of consecutive floats in
 /// memory (row-major with direct access).
 template <typename T>
-constexpr bool kRowsAreRuns = (int(T::Flags) & Eigen::DirectAccessBit) &&
-                              (int(T::Flags) & Eigen::RowMajorBit) &&
-                              T::InnerStrideAtCompileTime == 1;
+constexpr bool
+    kRowsAreRuns = (int(T::Flags) & Eigen::DirectAccessBit) &&
+                   (int(T::Flags) & Eigen::RowMajorBit) && T::InnerStrideAtCompileTime == 1;
 
 /// y = f(x) element by element, for an `f` of transcendental functions (an
 /// Eigen array expression of its argument), every element taken through the

@@ -6,6 +6,7 @@
 #pragma once
 
 #include "runtime/engine/BatchGraph.h"
+#include "runtime/engine/Gemm.h"
 #include "runtime/reference/Layers.h"
 
 #include <algorithm>
@@ -50,7 +51,8 @@ template <int N> struct TreeLstmCell {
     for (Eigen::Index r = 0; r < x.rows(); r += kChunk) {
       Eigen::Index n = std::min<Eigen::Index>(kChunk, x.rows() - r);
       auto g = gates.middleRows(r, n);
-      g.noalias() = x.middleRows(r, n) * U;
+      gemmWithWeights(Transpose::No, Transpose::No, n, 5 * N, 2 * N, x.row(r).data(),
+                      x.outerStride(), U.data(), 5 * N, 0.0f, g.data(), gates.outerStride());
       g.rowwise() += bias;
       g.leftCols(4 * N) = g.leftCols(4 * N).array().logistic();
       g.rightCols(N) = g.rightCols(N).array().tanh();
@@ -93,9 +95,11 @@ template <int N> struct TreeLstmCell {
         dgr.leftCols(4 * N).array() += dA.leftCols(4 * N).array() * a * (1.0f - a);
         dgr.rightCols(N).array() += dA.rightCols(N).array() * (1.0f - uu.square());
       }
-      dU.noalias() += x.middleRows(r, n).transpose() * dgr;
+      gemm(Transpose::Yes, Transpose::No, 2 * N, 5 * N, n, x.row(r).data(), x.outerStride(),
+           dgr.data(), 5 * N, 1.0f, dU.data(), 5 * N);
       db += dgr.colwise().sum();
-      dx.middleRows(r, n).noalias() = dgr * U.transpose();
+      gemmWithWeights(Transpose::No, Transpose::Yes, n, 2 * N, 5 * N, dgr.data(), 5 * N, U.data(),
+                      5 * N, 0.0f, dx.row(r).data(), dx.outerStride());
       dcl.middleRows(r, n) = d.array() * fl;
       dcr.middleRows(r, n) = d.array() * fr;
     }
