@@ -40,7 +40,7 @@ constexpr bool
 /// bit: an element's value would depend on its place in the batch, and
 /// batched results on the batch (two exp values equal unbatched, not batched,
 /// made an argmax differ). Rows stored as runs of floats (the batch's own
-/// matrices, and column blocks of them) are copied a block at a time.
+/// matrices, and wide column blocks of them) are copied a block at a time.
 template <typename X, typename Y, typename F> void elementwise(const X &x, Y &&y, F f) {
   constexpr Eigen::Index kBlock = 16;
   // Plain arrays under aligned maps: GCC 12 misreads the bounds of a
@@ -53,19 +53,26 @@ template <typename X, typename Y, typename F> void elementwise(const X &x, Y &&y
     std::fill(in + n, in + kBlock, 0.0f);
     outBlock = f(inBlock);
   };
+  // f over `count` consecutive floats from `from` to `to`.
+  auto run = [&](const float *from, float *to, Eigen::Index count) {
+    for (Eigen::Index k = 0; k < count; k += kBlock) {
+      const Eigen::Index n = std::min(count - k, kBlock);
+      std::copy_n(from + k, n, in);
+      compute(n);
+      std::copy_n(out, n, to + k);
+    }
+  };
   const Eigen::Index rows = x.rows(), cols = x.cols();
   if constexpr (kRowsAreRuns<std::decay_t<X>> && kRowsAreRuns<std::decay_t<Y>>) {
-    for (Eigen::Index r = 0; r < rows; ++r) {
-      const float *from = x.data() + r * x.outerStride();
-      float *to = y.data() + r * y.outerStride();
-      for (Eigen::Index c = 0; c < cols; c += kBlock) {
-        const Eigen::Index n = std::min(cols - c, kBlock);
-        std::copy_n(from + c, n, in);
-        compute(n);
-        std::copy_n(out, n, to + c);
-      }
+    if (x.outerStride() == cols && y.outerStride() == cols) { // the whole matrix is one run
+      run(x.data(), y.data(), rows * cols);
+      return;
     }
-    return;
+    if (cols >= kBlock) { // rows long enough that padding each costs little
+      for (Eigen::Index r = 0; r < rows; ++r)
+        run(x.data() + r * x.outerStride(), y.data() + r * y.outerStride(), cols);
+      return;
+    }
   }
   Eigen::Index r = 0, c = 0;
   for (Eigen::Index left = rows * cols; left > 0; left -= kBlock) {
