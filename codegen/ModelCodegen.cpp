@@ -4,6 +4,7 @@
 #include "codegen/DataCodegen.h"
 #include "codegen/KernelCodegen.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <functional>
 #include <sstream>
@@ -117,13 +118,18 @@ private:
   // ------------------------------------------------------------ output
   void defineOutputJson() {
     bool readsTensors = containsTensor(plan_.outputType);
-    std::string json = jsonOf(plan_.outputType, "output");
     // A model without `output` has the empty tuple, whose JSON reads nothing.
-    bool readsOutput = json.find("output") != std::string::npos;
+    bool readsOutput = holdsValues(plan_.outputType);
     auto f = s_.scope(std::string("nlohmann::json Model::outputJson(const foldc::rt::Executor &") +
                       (readsTensors ? "executor" : "/*executor*/") + ", const Output &" +
                       (readsOutput ? "output" : "/*output*/") + ") const {");
-    s_.line("return " + json + ";");
+    s_.line("return " + jsonOf(plan_.outputType, "output") + ";");
+  }
+
+  /// False for tuples of nothing (nested or not): their JSON reads no value.
+  static bool holdsValues(const TypeRef &type) {
+    return type->kind != TypeKind::Tuple ||
+           std::any_of(type->elements.begin(), type->elements.end(), holdsValues);
   }
 
   std::string jsonOf(const TypeRef &type, const std::string &value) {

@@ -63,19 +63,22 @@ programs() {
   mkdir -p "$work/programs" "$failures"
   install_foldc "$build" "$work/prefix"
   echo "fuzz: generating $count programs from seed $seed" >&2
-  local s dir
+  local s dir dirs=() # the folder of seed s is dirs[s - seed], in its group's
   for ((s = seed; s < seed + count; s++)); do
-    echo "$s $work/programs/g$(((s - seed) / group_size))/p$s"
+    dirs+=("$work/programs/g$(((s - seed) / group_size))/p$s")
+  done
+  for ((s = seed; s < seed + count; s++)); do
+    echo "$s ${dirs[s - seed]}"
   done | "$PYTHON3" test/fuzz/generate.py -
   for ((s = seed; s < seed + count; s++)); do
-    compile_program "$work/prefix" "$work/programs/g$(((s - seed) / group_size))/p$s"
+    compile_program "$work/prefix" "${dirs[s - seed]}"
     if (( (s - seed + 1) % 100 == 0 )); then echo "fuzz: compiled $((s - seed + 1))" >&2; fi
   done
   build_groups "$work"
   echo "fuzz: running the checks" >&2
   local passed=0 failed=0 why
   for ((s = seed; s < seed + count; s++)); do
-    dir=$work/programs/g$(((s - seed) / group_size))/p$s
+    dir=${dirs[s - seed]}
     if ! why=$(verdict "$work" "$dir"); then
       failed=$((failed + 1))
       echo "fuzz: seed $s failed: $why" >&2
