@@ -14,6 +14,9 @@ namespace {
 
 std::string str(int64_t v) { return std::to_string(v); }
 
+/// A value a backward formula does not read (Primitives.h).
+const std::string kNotKept = "NotKept{}";
+
 /// A constant as a C++ float expression, exact to float precision.
 std::string floatLiteral(double v) {
   std::ostringstream out;
@@ -49,9 +52,8 @@ public:
   void emit() {
     if (opInfo(k_.ops[0].kind).family == OpFamily::Segment)
       return emitSegment();
-    layOutHost();
-    findSliceViews();
-    findBiasesInPlace();
+    prepare();
+    kept_ = readByBackward();
     std::string cls = CppNames::kernelClass(k_);
     {
       auto c = s_.scope("class " + cls + " final : public foldc::rt::Kernel {", "};");
@@ -68,6 +70,27 @@ public:
   }
 
 private:
+  void prepare() {
+    layOutHost();
+    findSliceViews();
+    findBiasesInPlace();
+    kept_.assign(k_.ops.size(), true);
+    reads_.assign(k_.ops.size(), false);
+  }
+
+  /// Per op, whether the backward pass reads its value: found by emitting
+  /// the backward once into a discarded emitter and noting what it reads.
+  /// Training keeps only those values (Values); the others are scratch,
+  /// dropped after the forward call (an LSTM cell keeps its gate
+  /// activations, not the pre-activations or the sums between).
+  std::vector<bool> readByBackward() const {
+    Emitter discarded;
+    KernelEmitter dryRun(plan_, k_, discarded);
+    dryRun.prepare();
+    dryRun.backward();
+    return dryRun.reads_;
+  }
+
   /// A segment kernel is the runtime's variadic SegmentKernel at this width.
   void emitSegment() {
     std::string cls = CppNames::kernelClass(k_);
@@ -177,20 +200,21 @@ private:
   void compute() {
     {
       auto st = s_.scope("struct Values : foldc::rt::SavedValues {", "};");
-      for (size_t i = 0; i < k_.ops.size(); ++i)
-        if (!view_[i])
-          s_.line("foldc::rt::RowsMatrix<" + str(widthOf(k_.ops[i].type)) + "> v" +
-                  str(int64_t(i)) + ";");
+      declareValues(true);
       for (size_t h = 0; h < slots_.size(); ++h) {
         if (slots_[h].isInt)
           s_.line("std::vector<int32_t> h" + str(int64_t(h)) + ";");
         s_.line("foldc::rt::RowsMatrix<" + str(slots_[h].count) + "> hf" + str(int64_t(h)) + ";");
       }
     }
+    {
+      auto st = s_.scope("struct Scratch {", "};");
+      declareValues(false);
+    }
     // A kernel whose every op is a view and which has no result (a dead
     // slice: fuzz seed 60164) uses neither the rows nor the values.
-    auto fn = s_.scope(
-        "void compute(const foldc::rt::ForwardCall &c, [[maybe_unused]] Values &v) const {");
+    auto fn = s_.scope("void compute(const foldc::rt::ForwardCall &c, [[maybe_unused]] Values &v, "
+                       "[[maybe_unused]] Scratch &t) const {");
     s_.line("using namespace foldc::rt::ops;");
     s_.line("[[maybe_unused]] const int rows = c.rows;");
     if (usesParams())
@@ -200,12 +224,30 @@ private:
       if (view_[i])
         continue;
       if (addsInPlace(i))
-        s_.line("v.v" + str(int64_t(i)) + " = std::move(v.v" + str(k_.ops[i].operands[0].index) +
+        s_.line(valueName(int(i)) + " = std::move(" + valueName(k_.ops[i].operands[0].index) +
                 ");");
       else
-        s_.line("v.v" + str(int64_t(i)) + ".resize(rows, " + str(widthOf(k_.ops[i].type)) + ");");
+        s_.line(valueName(int(i)) + ".resize(rows, " + str(widthOf(k_.ops[i].type)) + ");");
       forwardOp(k_.ops[i], int(i));
     }
+  }
+
+  /// The batch matrices of the ops whose values the backward reads
+  /// (`kept`), or of the others.
+  void declareValues(bool kept) {
+    for (size_t i = 0; i < k_.ops.size(); ++i)
+      if (!view_[i] && kept_[i] == kept)
+        s_.line("foldc::rt::RowsMatrix<" + str(widthOf(k_.ops[i].type)) + "> v" + str(int64_t(i)) +
+                ";");
+  }
+
+  /// Where compute leaves op `i`'s value: `v.vI` if kept, else `t.vI`.
+  std::string valueName(int i) const { return (kept_[size_t(i)] ? "v.v" : "t.v") + str(i); }
+
+  /// Op `i`'s value as a read-only batch view, noted as read.
+  std::string valueView(int i) const {
+    reads_[size_t(i)] = true;
+    return view("In", valueName(i) + ".data()", widthOf(k_.ops[size_t(i)].type));
   }
 
   void hostColumns() {
@@ -270,7 +312,7 @@ private:
     int64_t w = widthOfOperand(o);
     switch (o.kind) {
     case PlanOperand::Kind::Op:
-      return view("In", "v.v" + str(o.index) + ".data()", w);
+      return valueView(o.index);
     case PlanOperand::Kind::Argument:
       return view("In", "c.args[" + str(o.index) + "]", w);
     case PlanOperand::Kind::Host:
@@ -298,7 +340,7 @@ private:
   }
 
   std::string outOf(int i) const {
-    return view("Out", "v.v" + str(int64_t(i)) + ".data()", widthOf(k_.ops[size_t(i)].type));
+    return view("Out", valueName(i) + ".data()", widthOf(k_.ops[size_t(i)].type));
   }
 
   std::string param(const PlanOp &op) const {
@@ -429,7 +471,7 @@ private:
               out + ");");
       return;
     case OpFamily::BiasAdd: {
-      std::string x = addsInPlace(size_t(i)) ? view("In", "v.v" + str(i) + ".data()", W) : in(o[0]);
+      std::string x = addsInPlace(size_t(i)) ? valueView(i) : in(o[0]);
       s_.line(call(op, {W}) + "forward(" + x + ", " + param(op) + ", " + out + ");");
       return;
     }
@@ -449,8 +491,8 @@ private:
         return concatAlongAxis(op, i, false);
       int64_t offset = 0;
       for (size_t j = 0; j < o.size(); ++j) {
-        s_.line("v.v" + str(i) + ".middleCols(" + str(offset) + ", " + str(w[j]) +
-                ") = " + in(o[j]) + ";");
+        s_.line(valueName(i) + ".middleCols(" + str(offset) + ", " + str(w[j]) + ") = " + in(o[j]) +
+                ";");
         offset += w[j];
       }
       return;
@@ -473,11 +515,10 @@ private:
     case OpFamily::Segment:
       return; // a SegmentKernel (emitSegment)
     case OpFamily::Fill:
-      s_.line("v.v" + str(i) + ".setConstant(" + (op.kind == OpKind::Ones ? "1.0f" : "0.0f") +
-              ");");
+      s_.line(valueName(i) + ".setConstant(" + (op.kind == OpKind::Ones ? "1.0f" : "0.0f") + ");");
       return;
     case OpFamily::FromHost:
-      s_.line("v.v" + str(i) + " = " + in(o[0]) + ";");
+      s_.line(valueName(i) + " = " + in(o[0]) + ";");
       return;
     }
   }
@@ -486,12 +527,13 @@ private:
     auto fn = s_.scope("void forward(const foldc::rt::ForwardCall &c) const override {");
     s_.line("Values local;");
     s_.line("Values &v = foldc::rt::valuesToKeep(c, local);");
-    s_.line("compute(c, v);");
+    s_.line("Scratch t;");
+    s_.line("compute(c, v, t);");
     for (size_t j = 0; j < k_.results.size(); ++j) {
       int value = k_.results[j].op;
       std::string w = str(widthOf(k_.ops[size_t(value)].type));
       s_.line("foldc::rt::Rows<" + w + ">(c.outs[" + str(int64_t(j)) + "], c.rows, " + w +
-              ") = v.v" + str(value) + ";");
+              ") = " + valueName(value) + ";");
     }
   }
 
@@ -537,16 +579,20 @@ private:
     const auto &o = op.operands;
     int64_t W = widthOf(op.type);
     std::string dy = view("In", gradName(i) + ".data()", W);
-    std::string y = view("In", "v.v" + str(i) + ".data()", W);
     std::vector<int64_t> w = operandWidths(op);
+    BackwardReads reads = backwardReads(op.kind);
+    auto operand = [&](const PlanOperand &x) { return reads.operands ? in(x) : kNotKept; };
     switch (info.family) {
-    case OpFamily::Unary:
-      s_.line(call(op, {W}) + "backward(" + in(o[0]) + ", " + y + ", " + dy + ", " + gradOf(o[0]) +
-              ");");
+    case OpFamily::Unary: {
+      std::string y = reads.result ? valueView(i) : kNotKept;
+      s_.line(call(op, {W}) + "backward(" + operand(o[0]) + ", " + y + ", " + dy + ", " +
+              gradOf(o[0]) + ");");
       return;
+    }
     case OpFamily::Softmax:
     case OpFamily::LogSoftmax:
-      s_.line(callAlong(op, {W}) + "backward(" + y + ", " + dy + ", " + gradOf(o[0]) + ");");
+      s_.line(callAlong(op, {W}) + "backward(" + valueView(i) + ", " + dy + ", " + gradOf(o[0]) +
+              ");");
       return;
     case OpFamily::Reshape:
       s_.line(call(op, {W}) + "backward(" + dy + ", " + gradOf(o[0]) + ");");
@@ -559,7 +605,7 @@ private:
               gradOf(o[0]) + ", " + gradOf(o[1]) + ");");
       return;
     case OpFamily::Binary:
-      s_.line(call(op, w) + "backward(" + in(o[0]) + ", " + in(o[1]) + ", " + dy + ", " +
+      s_.line(call(op, w) + "backward(" + operand(o[0]) + ", " + operand(o[1]) + ", " + dy + ", " +
               gradOf(o[0]) + ", " + gradOf(o[1]) + ");");
       return;
     case OpFamily::Reduce:
@@ -663,9 +709,10 @@ private:
     if (readsParams)
       s_.line("foldc::rt::ParamStore &params = *c.ctx->params;");
     s_.line("Values recomputed;");
+    s_.line("Scratch scratch;");
     s_.line("const Values *kept = foldc::rt::keptValues<Values>(c);");
     s_.line("if (!kept)");
-    s_.line("  compute(c, recomputed);");
+    s_.line("  compute(c, recomputed, scratch);");
     s_.line("[[maybe_unused]] const Values &v = kept ? *kept : recomputed;");
     for (int64_t w : discardWidths(flows))
       s_.line("foldc::rt::RowsMatrix<" + str(w) + "> discard" + str(w) +
@@ -693,8 +740,10 @@ private:
   Emitter &s_;
   std::vector<HostSlot> slots_;
   int ints_ = 0, floats_ = 0;
-  std::vector<bool> view_;       ///< per op: a slice read in place (findSliceViews)
-  std::vector<int> biasInPlace_; ///< per op: the BiasAdd adding to it in place, or -1
+  std::vector<bool> view_;          ///< per op: a slice read in place (findSliceViews)
+  std::vector<int> biasInPlace_;    ///< per op: the BiasAdd adding to it in place, or -1
+  std::vector<bool> kept_;          ///< per op: its value is kept for the backward pass
+  mutable std::vector<bool> reads_; ///< per op: the code emitted so far reads its value
 };
 
 void emitParams(const BatchPlan &plan, Emitter &s) {

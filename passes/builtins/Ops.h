@@ -71,4 +71,40 @@ std::optional<OpKind> opNamed(std::string_view name);
 /// Ops that let no gradient through to their operands.
 bool hasNoGradient(OpKind kind);
 
+/// What an op's backward formula reads besides the gradient: its tensor
+/// operands, its result. A kernel keeps from the forward pass only the
+/// values some backward reads. Used for the Unary and Binary families,
+/// whose primitives take a NotKept for what they do not read (the others
+/// read what their backward calls are given).
+struct BackwardReads {
+  bool operands = true, result = true;
+};
+constexpr BackwardReads backwardReads(OpKind kind) {
+  switch (kind) {
+  case OpKind::Neg:
+  case OpKind::StopGradient:
+  case OpKind::Add:
+  case OpKind::Sub:
+    return {false, false};
+  case OpKind::Tanh: // 1 - y^2, y (1 - y), y, 0.5 / y
+  case OpKind::Sigmoid:
+  case OpKind::Exp:
+  case OpKind::Sqrt:
+    return {false, true};
+  case OpKind::ReLU:
+  case OpKind::Softplus:
+  case OpKind::Silu:
+  case OpKind::Log:
+  case OpKind::Abs:
+  case OpKind::Square:
+  case OpKind::Mul:
+  case OpKind::Div:
+  case OpKind::Maximum:
+  case OpKind::Minimum:
+    return {true, false};
+  default: // Elu (x > 0 and y), and the other families
+    return {true, true};
+  }
+}
+
 } // namespace foldc

@@ -24,6 +24,11 @@ namespace foldc::rt::ops {
 template <int W> using In = ConstRows<W>;
 template <int W> using Out = Rows<W>;
 
+/// Stands for an operand or result that a backward formula does not read,
+/// so that the kernel need not keep it (Unary and Binary backwards: the
+/// builtin table's backwardReads). Reading it does not compile.
+struct NotKept {};
+
 /// y = x @ W for a parameter W: [I, O]; or, with COLS > O, y = x @ W[:, LO:LO+O]
 /// for W: [I, COLS] (a recurrent cell's gates read their block of columns).
 template <int I, int O, int LO = 0, int COLS = O> struct Linear {
@@ -140,8 +145,6 @@ template <BinaryKind K, int A, int B> struct Binary {
   static void backward(const X &a, const Z &b, const G &dy, DX &&da, DZ &&db) {
     if constexpr (A == W && B == W && K != BinaryKind::Maximum && K != BinaryKind::Minimum) {
       // Same widths: accumulate straight into the gradients, no temporaries.
-      auto x = a.array();
-      auto z = b.array();
       auto g = dy.array();
       if constexpr (K == BinaryKind::Add) {
         da += dy;
@@ -150,16 +153,15 @@ template <BinaryKind K, int A, int B> struct Binary {
         da += dy;
         db -= dy;
       } else if constexpr (K == BinaryKind::Mul) {
-        da.array() += g * z;
-        db.array() += g * x;
+        da.array() += g * b.array();
+        db.array() += g * a.array();
       } else if constexpr (K == BinaryKind::Div) {
+        auto z = b.array();
         da.array() += g / z;
-        db.array() -= g * x / z.square();
+        db.array() -= g * a.array() / z.square();
       } else
         static_assert(kNoFormula<K>, "a kind without a formula");
     } else {
-      auto x = wide<A>(a);
-      auto z = wide<B>(b);
       RowsMatrix<W> ga, gb;
       if constexpr (K == BinaryKind::Add) {
         ga = dy;
@@ -168,12 +170,16 @@ template <BinaryKind K, int A, int B> struct Binary {
         ga = dy;
         gb = -dy;
       } else if constexpr (K == BinaryKind::Mul) {
-        ga = (dy.array() * z).matrix();
-        gb = (dy.array() * x).matrix();
+        ga = (dy.array() * wide<B>(b)).matrix();
+        gb = (dy.array() * wide<A>(a)).matrix();
       } else if constexpr (K == BinaryKind::Div) {
+        auto x = wide<A>(a);
+        auto z = wide<B>(b);
         ga = (dy.array() / z).matrix();
         gb = (-dy.array() * x / z.square()).matrix();
       } else if constexpr (K == BinaryKind::Maximum || K == BinaryKind::Minimum) {
+        auto x = wide<A>(a);
+        auto z = wide<B>(b);
         // The comparison is evaluated to a mask: x >= z and x <= z are
         // expressions of different types.
         Eigen::Array<bool, Eigen::Dynamic, W> first;
@@ -208,7 +214,8 @@ enum class UnaryKind {
   StopGradient
 };
 
-/// Element-wise functions; the backward reads the input x and output y.
+/// Element-wise functions. The backward reads the input x, the output y, both
+/// or neither, by kind (a NotKept stands for one it does not read).
 /// Views as for Binary.
 template <UnaryKind K, int W> struct Unary {
   template <typename X, typename Y> static void forward(const X &x, Y &&y) {
@@ -244,34 +251,34 @@ template <UnaryKind K, int W> struct Unary {
   }
   template <typename X, typename Y, typename G, typename D>
   static void backward(const X &x, const Y &y, const G &dy, D &&dx) {
-    auto v = x.array();
-    auto o = y.array();
     auto g = dy.array();
     if constexpr (K == UnaryKind::Neg)
       dx -= dy;
     else if constexpr (K == UnaryKind::Tanh)
-      dx += (g * (1.0f - o.square())).matrix();
-    else if constexpr (K == UnaryKind::Sigmoid)
+      dx += (g * (1.0f - y.array().square())).matrix();
+    else if constexpr (K == UnaryKind::Sigmoid) {
+      auto o = y.array();
       dx += (g * o * (1.0f - o)).matrix();
-    else if constexpr (K == UnaryKind::ReLU)
-      dx += (g * (v > 0.0f).template cast<float>()).matrix();
+    } else if constexpr (K == UnaryKind::ReLU)
+      dx += (g * (x.array() > 0.0f).template cast<float>()).matrix();
     else if constexpr (K == UnaryKind::Elu)
-      dx += (g * (v > 0.0f).select(1.0f, o + 1.0f)).matrix();
+      dx += (g * (x.array() > 0.0f).select(1.0f, y.array() + 1.0f)).matrix();
     else if constexpr (K == UnaryKind::Softplus)
-      dx += (g * v.logistic()).matrix();
+      dx += (g * x.array().logistic()).matrix();
     else if constexpr (K == UnaryKind::Silu) { // s + x s (1 - s), s = sigmoid(x)
+      auto v = x.array();
       auto s = v.logistic();
       dx += (g * s * (1.0f + v * (1.0f - s))).matrix();
     } else if constexpr (K == UnaryKind::Exp)
-      dx += (g * o).matrix();
+      dx += (g * y.array()).matrix();
     else if constexpr (K == UnaryKind::Log)
-      dx += (g / v).matrix();
+      dx += (g / x.array()).matrix();
     else if constexpr (K == UnaryKind::Abs)
-      dx += (g * v.sign()).matrix();
+      dx += (g * x.array().sign()).matrix();
     else if constexpr (K == UnaryKind::Sqrt)
-      dx += (g * 0.5f / o).matrix();
+      dx += (g * 0.5f / y.array()).matrix();
     else if constexpr (K == UnaryKind::Square)
-      dx += (g * 2.0f * v).matrix();
+      dx += (g * 2.0f * x.array()).matrix();
     else if constexpr (K == UnaryKind::StopGradient)
       static_cast<void>(dx); // nothing flows back
     else

@@ -1,5 +1,6 @@
 // Finite-difference checks of every batched primitive's backward pass.
 #include "runtime/engine/Primitives.h"
+#include "passes/builtins/Ops.h"
 #include "runtime/engine/SegmentKernel.h"
 #include "runtime/model/GradientCheck.h"
 
@@ -188,6 +189,57 @@ TEST(Primitives, EveryElementwiseFunctionOfTheOpTable) {
   checkUnary<UnaryKind::Neg>(); // `-x`: a Unary op that is not a builtin
 #define FOLDC_ELEMENTWISE(Kind, Name, Accepts) checkElementwise<UnaryKind::Kind>();
 #include "passes/builtins/Ops.def"
+}
+
+/// `what` of an op's backward as the op table's backwardReads lets a kernel
+/// keep it: the value, or a NotKept where the formula does not read it.
+template <bool Reads> auto keptOr(const Mat &value) {
+  if constexpr (Reads)
+    return in<4>(value);
+  else
+    return NotKept{};
+}
+
+/// Unary<K>'s backward given only what backwardReads(Op) says it reads (it
+/// would not compile if the formula read more) gives the gradient it gives
+/// with everything: kernels keep no more than that (KernelCodegen).
+template <OpKind Op, UnaryKind K> void checkUnaryReadsOnly() {
+  SCOPED_TRACE(opInfo(Op).name);
+  constexpr BackwardReads reads = backwardReads(Op);
+  Mat x = Mat::Random(3, 4).array() * 0.75f + 1.25f; // in [0.5, 2]: log and sqrt defined
+  Mat y(3, 4), dy = Mat::Random(3, 4), all = Mat::Zero(3, 4), only = Mat::Zero(3, 4);
+  Unary<K, 4>::forward(in<4>(x), out<4>(y));
+  Unary<K, 4>::backward(in<4>(x), in<4>(y), in<4>(dy), out<4>(all));
+  Unary<K, 4>::backward(keptOr<reads.operands>(x), keptOr<reads.result>(y), in<4>(dy),
+                        out<4>(only));
+  EXPECT_EQ(all, only);
+}
+
+template <OpKind Op, BinaryKind K> void checkBinaryReadsOnly() {
+  SCOPED_TRACE(opInfo(Op).name);
+  static_assert(!backwardReads(Op).result, "binary backwards read no result");
+  constexpr bool reads = backwardReads(Op).operands;
+  Mat a = Mat::Random(3, 4).array() + 2.0f, b = Mat::Random(3, 4).array() + 2.0f;
+  Mat dy = Mat::Random(3, 4);
+  Mat allA = Mat::Zero(3, 4), allB = Mat::Zero(3, 4), onlyA = Mat::Zero(3, 4),
+      onlyB = Mat::Zero(3, 4);
+  Binary<K, 4, 4>::backward(in<4>(a), in<4>(b), in<4>(dy), out<4>(allA), out<4>(allB));
+  Binary<K, 4, 4>::backward(keptOr<reads>(a), keptOr<reads>(b), in<4>(dy), out<4>(onlyA),
+                            out<4>(onlyB));
+  EXPECT_EQ(allA, onlyA);
+  EXPECT_EQ(allB, onlyB);
+}
+
+TEST(Primitives, BackwardsReadOnlyWhatTheOpTableSays) {
+  checkUnaryReadsOnly<OpKind::Neg, UnaryKind::Neg>();
+#define FOLDC_ELEMENTWISE(Kind, Name, Accepts) checkUnaryReadsOnly<OpKind::Kind, UnaryKind::Kind>();
+#include "passes/builtins/Ops.def"
+  checkBinaryReadsOnly<OpKind::Add, BinaryKind::Add>();
+  checkBinaryReadsOnly<OpKind::Sub, BinaryKind::Sub>();
+  checkBinaryReadsOnly<OpKind::Mul, BinaryKind::Mul>();
+  checkBinaryReadsOnly<OpKind::Div, BinaryKind::Div>();
+  checkBinaryReadsOnly<OpKind::Maximum, BinaryKind::Maximum>();
+  checkBinaryReadsOnly<OpKind::Minimum, BinaryKind::Minimum>();
 }
 
 TEST(Primitives, SliceConcatDot) {
