@@ -2,9 +2,10 @@
 # Per-step cost on one long sequential chain, where nothing can be batched:
 # the language_id character LSTM (examples/language_id: embedding 16, LSTM 64)
 # over one line of N characters (default 10^5), one training epoch and one
-# inference pass. Prints microseconds and bytes per step: the whole process's
-# time and peak RSS over N steps, less those of a 1-character line (start-up,
-# parameters, reading), divided by N. Medians of ROUNDS runs (default 3).
+# inference pass, beside DyNet on the same model when its peer is built.
+# Prints microseconds and bytes per step: the whole process's time and peak
+# RSS over N steps, less those of a 1-character line (start-up, parameters,
+# reading), divided by N. Medians of ROUNDS interleaved runs (default 3).
 #
 #   bash bench/chain_bench.sh [N] [ROUNDS]
 set -euo pipefail
@@ -25,31 +26,61 @@ line() {
 line 1 > "$work/short.jsonl"
 line "$steps" > "$work/long.jsonl"
 
-# "seconds peak-KiB" of one run of the driver.
+# "seconds peak-KiB" of one run of a command.
 measure() {
-  /usr/bin/time -o "$work/time.txt" -f "%e %M" "$driver" "$@" > /dev/null 2> "$work/run.log" ||
+  /usr/bin/time -o "$work/time.txt" -f "%e %M" "$@" > /dev/null 2> "$work/run.log" ||
     { cat "$work/run.log" >&2; exit 1; }
   cat "$work/time.txt"
 }
 median() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 
-for mode in train infer; do
-  if [ "$mode" = train ]; then args=(train --epochs 1); else args=(infer --init); fi
-  for data in short long; do
-    : > "$work/$mode-$data.txt"
-    for r in $(seq "$rounds"); do
-      echo "[chain-bench] $mode, $data line, round $r/$rounds" >&2
-      measure "${args[@]}" --data "$work/$data.jsonl" >> "$work/$mode-$data.txt"
+# DyNet beside it when the peer is built (../shared/peers/dynet/build.sh):
+# the same model in bench/peers/dynet_char_lstm.cc.
+peer=build/dynet-peer
+engines=foldc
+if [ -f "$peer/build/dynet/dynet/libdynet.so" ]; then
+  echo "[chain-bench] compiling bench/peers/dynet_char_lstm.cc against $peer" >&2
+  g++ -O3 -march=native -DEIGEN_FAST_MATH -std=c++17 -I"$peer/src/dynet" -I/usr/include/eigen3 \
+    bench/peers/dynet_char_lstm.cc -o "$work/dynet_char_lstm" -L"$peer/build/dynet/dynet" -ldynet \
+    -Wl,-rpath,"$PWD/$peer/build/dynet/dynet"
+  engines="foldc dynet"
+else
+  echo "[chain-bench] DyNet peer not built ($peer): foldc only" >&2
+fi
+
+# One run of `engine` in `mode` over a line of `length` (short: 1, long: N).
+run() {
+  local engine=$1 mode=$2 length=$3
+  if [ "$engine" = dynet ]; then
+    measure "$work/dynet_char_lstm" "$mode" "$([ "$length" = long ] && echo "$steps" || echo 1)" \
+      --dynet-mem 64 # initial pools, touched at start; DyNet grows them as the graph needs
+  elif [ "$mode" = train ]; then
+    measure "$driver" train --epochs 1 --data "$work/$length.jsonl"
+  else
+    measure "$driver" infer --init --data "$work/$length.jsonl"
+  fi
+}
+
+for r in $(seq "$rounds"); do
+  for engine in $engines; do
+    for mode in train infer; do
+      for length in short long; do
+        [ "$r" = 1 ] && : > "$work/$engine-$mode-$length.txt"
+        echo "[chain-bench] round $r/$rounds: $engine $mode, $length line" >&2
+        run "$engine" "$mode" "$length" >> "$work/$engine-$mode-$length.txt"
+      done
     done
   done
 done
 
 echo "language_id LSTM (E 16, H 64), one line of $steps characters; medians of $rounds runs"
-printf '%-9s %12s %12s\n' mode "us/step" "bytes/step"
-for mode in train infer; do
-  seconds() { cut -d' ' -f1 "$work/$mode-$1.txt" | median; }
-  kib() { cut -d' ' -f2 "$work/$mode-$1.txt" | median; }
-  awk -v m="$mode" -v n="$steps" -v t1="$(seconds long)" -v t0="$(seconds short)" \
-    -v k1="$(kib long)" -v k0="$(kib short)" \
-    'BEGIN { printf "%-9s %12.1f %12.0f\n", m, (t1 - t0) * 1e6 / n, (k1 - k0) * 1024 / n }'
+printf '%-7s %-7s %12s %12s\n' engine mode "us/step" "bytes/step"
+for engine in $engines; do
+  for mode in train infer; do
+    seconds() { cut -d' ' -f1 "$work/$engine-$mode-$1.txt" | median; }
+    kib() { cut -d' ' -f2 "$work/$engine-$mode-$1.txt" | median; }
+    awk -v e="$engine" -v m="$mode" -v n="$steps" -v t1="$(seconds long)" -v t0="$(seconds short)" \
+      -v k1="$(kib long)" -v k0="$(kib short)" \
+      'BEGIN { printf "%-7s %-7s %12.1f %12.0f\n", e, m, (t1 - t0) * 1e6 / n, (k1 - k0) * 1024 / n }'
+  done
 done
