@@ -70,6 +70,8 @@ public:
   }
 
 private:
+  /// Host columns, slice views and biases added in place; every value kept
+  /// until readByBackward says which the backward reads.
   void prepare() {
     layOutHost();
     findSliceViews();
