@@ -75,12 +75,13 @@ done
 
 echo "language_id LSTM (E 16, H 64), one line of $steps characters; medians of $rounds runs"
 printf '%-7s %-7s %12s %12s\n' engine mode "us/step" "bytes/step"
+# The median over the rounds of field `field` (1: seconds, 2: peak KiB) of a cell.
+cell() { cut -d' ' -f"$1" "$work/$2.txt" | median; }
 for engine in $engines; do
   for mode in train infer; do
-    seconds() { cut -d' ' -f1 "$work/$engine-$mode-$1.txt" | median; }
-    kib() { cut -d' ' -f2 "$work/$engine-$mode-$1.txt" | median; }
-    awk -v e="$engine" -v m="$mode" -v n="$steps" -v t1="$(seconds long)" -v t0="$(seconds short)" \
-      -v k1="$(kib long)" -v k0="$(kib short)" \
+    runs=$engine-$mode
+    awk -v e="$engine" -v m="$mode" -v n="$steps" -v t1="$(cell 1 "$runs-long")" \
+      -v t0="$(cell 1 "$runs-short")" -v k1="$(cell 2 "$runs-long")" -v k0="$(cell 2 "$runs-short")" \
       'BEGIN { printf "%-7s %-7s %12.1f %12.0f\n", e, m, (t1 - t0) * 1e6 / n, (k1 - k0) * 1024 / n }'
   done
 done

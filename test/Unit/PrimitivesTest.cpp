@@ -191,8 +191,8 @@ TEST(Primitives, EveryElementwiseFunctionOfTheOpTable) {
 #include "passes/builtins/Ops.def"
 }
 
-/// `what` of an op's backward as the op table's backwardReads lets a kernel
-/// keep it: the value, or a NotKept where the formula does not read it.
+/// An operand or result as a kernel passes it to a backward: the value when
+/// the op table's backwardReads says the formula reads it, else a NotKept.
 template <bool Reads> auto keptOr(const Mat &value) {
   if constexpr (Reads)
     return in<4>(value);
