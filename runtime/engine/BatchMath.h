@@ -31,15 +31,15 @@ constexpr bool
     kRowsAreRuns = (int(T::Flags) & Eigen::DirectAccessBit) &&
                    (int(T::Flags) & Eigen::RowMajorBit) && T::InnerStrideAtCompileTime == 1;
 
-/// y = f(x) element by element, for an `f` of transcendental functions (an
-/// Eigen array expression of its argument), every element taken through the
+/// y = f(x) element by element, for an `f` of transcendental functions or
+/// sqrt (an Eigen array expression of its argument), every element taken through the
 /// same vectorised code: 16 consecutive elements (in row-major order) at a
 /// time, copied to a fixed block. Eigen evaluating `f` on the batch in place
 /// computes the elements before the first aligned address and after the last
 /// full packet with scalar code, whose exp or tanh can differ in the last
-/// bit: an element's value would depend on its place in the batch, and
-/// batched results on the batch (two exp values equal unbatched, not batched,
-/// made an argmax differ). Rows stored as runs of floats (the batch's own
+/// bit (and sqrt by more: its fast packet form is rsqrt and a Newton step): an element's value
+/// would depend on its place in the batch, and batched results on the batch (two exp values equal
+/// unbatched, not batched, made an argmax differ). Rows stored as runs of floats (the batch's own
 /// matrices, and wide column blocks of them) are copied a block at a time.
 template <typename X, typename Y, typename F> void elementwise(const X &x, Y &&y, F f) {
   constexpr Eigen::Index kBlock = 16;

@@ -240,8 +240,8 @@ template <UnaryKind K, int W> struct Unary {
       elementwise(x, y, [](const auto &a) { return a.log(); });
     else if constexpr (K == UnaryKind::Abs)
       y = v.abs().matrix();
-    else if constexpr (K == UnaryKind::Sqrt)
-      y = v.sqrt().matrix();
+    else if constexpr (K == UnaryKind::Sqrt) // Eigen's fast packet sqrt is approximate
+      elementwise(x, y, [](const auto &a) { return a.sqrt(); });
     else if constexpr (K == UnaryKind::Square)
       y = v.square().matrix();
     else if constexpr (K == UnaryKind::StopGradient)
