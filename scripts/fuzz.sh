@@ -75,18 +75,19 @@ programs() {
     if (( (s - seed + 1) % 100 == 0 )); then echo "fuzz: compiled $((s - seed + 1))" >&2; fi
   done
   build_groups "$work"
-  echo "fuzz: running the checks" >&2
+  echo "fuzz: running the checks ($(nproc) at a time)" >&2
+  printf '%s\n' "${dirs[@]}" | xargs -P "$(nproc)" -I{} bash "$0" verdict-into "$work" {}
   local passed=0 failed=0 why
   for ((s = seed; s < seed + count; s++)); do
     dir=${dirs[s - seed]}
-    if ! why=$(verdict "$work" "$dir"); then
+    if [ -f "$dir/failed" ]; then
+      why=$(cat "$dir/failed")
       failed=$((failed + 1))
       echo "fuzz: seed $s failed: $why" >&2
       keep_failure "$work" "$dir" "$failures/seed-$s" "$why" "$reduce"
     else
       passed=$((passed + 1))
     fi
-    if (( (s - seed + 1) % 100 == 0 )); then echo "fuzz: checked $((s - seed + 1)): $failed failed" >&2; fi
   done
   [ "$failed" -eq 0 ] || echo "fuzz: failing cases kept under $failures" >&2
   echo "$passed passed, $failed failed"
@@ -131,6 +132,14 @@ build_groups() {  # WORK
       touch "$culprit/excluded"
     done
   done
+}
+
+# The verdict on DIR, kept for `programs` to count: DIR/failed says why.
+verdict_into() {  # WORK DIR
+  local why
+  why=$(verdict "$1" "$2") || echo "$why" > "$2/failed"
+  local seed=${2##*/p}
+  if ((seed % 50 == 0)); then echo "fuzz: checked up to seed $seed" >&2; fi
 }
 
 # Prints why the program in DIR failed and returns 1, or returns 0.
@@ -296,6 +305,7 @@ case $command in
   programs) programs "$@" ;;
   long-run) long_run "$@" ;;
   verdict-of) verdict_of "$@" ;;
+  verdict-into) verdict_into "$@" ;;
   frontend|jsonl|safetensors|request|vectors) libfuzzer "$command" "$@" ;;
   short) short "$@" ;;
   regressions) regressions ;;

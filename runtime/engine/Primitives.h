@@ -368,7 +368,10 @@ template <int W> struct LogSoftmax {
   static void forward(In<W> x, Out<W> y) {
     Eigen::Matrix<float, Eigen::Dynamic, 1> top = x.rowwise().maxCoeff();
     y = x.colwise() - top;
-    Eigen::Matrix<float, Eigen::Dynamic, 1> logSum = y.array().exp().rowwise().sum().log();
+    RowsMatrix<W> e(x.rows(), W);
+    elementwise(y, e, [](const auto &a) { return a.exp(); });
+    Eigen::Matrix<float, Eigen::Dynamic, 1> logSum = e.rowwise().sum();
+    elementwise(logSum, logSum, [](const auto &a) { return a.log(); });
     y.colwise() -= logSum;
   }
   /// dx = dy - softmax(x) * sum(dy), with softmax(x) = exp(y).
@@ -506,8 +509,10 @@ template <int W> struct Mse {
 /// max(z, 0) - z t + log(1 + exp(-|z|)).
 template <int W> struct SigmoidXent {
   static void forward(In<W> z, In<W> t, Out<1> y) {
+    RowsMatrix<W> softplus(z.rows(), W); // log(1 + exp(-|z|))
+    elementwise(z, softplus, [](const auto &a) { return (-a.abs()).exp().log1p(); });
     auto v = z.array();
-    y = (v.max(0.0f) - v * t.array() + (-v.abs()).exp().log1p()).rowwise().sum().matrix();
+    y = (v.max(0.0f) - v * t.array() + softplus.array()).rowwise().sum().matrix();
   }
   static void backward(In<W> z, In<W> t, In<1> dy, Out<W> dz, Out<W> dt) {
     dz += ((z.array().logistic() - t.array()).colwise() * dy.array()).matrix();

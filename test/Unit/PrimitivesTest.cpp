@@ -230,6 +230,60 @@ template <OpKind Op, BinaryKind K> void checkBinaryReadsOnly() {
   EXPECT_EQ(allB, onlyB);
 }
 
+/// The same row at every place of a batch gives, bit for bit, the result of
+/// the row alone. 37 floats a row, so that rows start at every alignment and
+/// some fall in the partial packet at the end, where Eigen's own evaluation
+/// would switch to scalar code (a differing last bit once made batched
+/// argmaxes differ from per-example ones: issue 31's seeds 11945 and 102670).
+constexpr int kOddWidth = 37;
+template <typename F> void expectSameAtEveryPlace(const char *what, F forward) {
+  SCOPED_TRACE(what);
+  Mat row = Mat::Random(1, kOddWidth).array() * 0.75f + 1.25f; // in [0.5, 2]
+  Mat alone = forward(row), batch = forward(row.replicate(5, 1));
+  for (int r = 0; r < 5; ++r)
+    EXPECT_TRUE(batch.row(r) == alone.row(0)) << "row " << r;
+}
+
+template <UnaryKind K> Mat unaryOf(const Mat &x) {
+  Mat y(x.rows(), kOddWidth);
+  Unary<K, kOddWidth>::forward(in<kOddWidth>(x), out<kOddWidth>(y));
+  return y;
+}
+
+template <typename Op> Mat rowOpOf(const Mat &x) {
+  Mat y(x.rows(), kOddWidth);
+  Op::forward(in<kOddWidth>(x), out<kOddWidth>(y));
+  return y;
+}
+
+Mat sigmoidXentOf(const Mat &z) {
+  Mat t = Mat::Constant(z.rows(), kOddWidth, 0.25f), y(z.rows(), 1);
+  SigmoidXent<kOddWidth>::forward(in<kOddWidth>(z), in<kOddWidth>(t), out<1>(y));
+  return y;
+}
+
+TEST(Primitives, ARowsValueDoesNotDependOnItsPlaceInTheBatch) {
+#define FOLDC_ELEMENTWISE(Kind, Name, Accepts)                                                     \
+  expectSameAtEveryPlace(Name, unaryOf<UnaryKind::Kind>);
+#include "passes/builtins/Ops.def"
+  expectSameAtEveryPlace("softmax", rowOpOf<Softmax<kOddWidth>>);
+  expectSameAtEveryPlace("log_softmax", rowOpOf<LogSoftmax<kOddWidth>>);
+  expectSameAtEveryPlace("sigmoid_xent", sigmoidXentOf);
+}
+
+TEST(Primitives, LogSoftmax) {
+  checkOp({{4},
+           4,
+           [](auto &x, Mat &y) { LogSoftmax<4>::forward(in<4>(x[0]), out<4>(y)); },
+           [](auto &, const Mat &y, const Mat &dy, auto &dx) {
+             LogSoftmax<4>::backward(in<4>(y), in<4>(dy), out<4>(dx[0]));
+           }});
+  Mat x = Mat::Random(3, 5), logs(3, 5), probabilities(3, 5);
+  LogSoftmax<5>::forward(in<5>(x), out<5>(logs));
+  Softmax<5>::forward(in<5>(x), out<5>(probabilities));
+  EXPECT_TRUE(logs.array().exp().matrix().isApprox(probabilities, 1e-6f));
+}
+
 TEST(Primitives, BackwardsReadOnlyWhatTheOpTableSays) {
   checkUnaryReadsOnly<OpKind::Neg, UnaryKind::Neg>();
 #define FOLDC_ELEMENTWISE(Kind, Name, Accepts) checkUnaryReadsOnly<OpKind::Kind, UnaryKind::Kind>();
