@@ -492,7 +492,7 @@ private:
         s_.line(t("scores") + ".push_back(std::get<0>(" + t("step") + "));");
         s_.line(t("next") + ".push_back(std::get<1>(" + t("step") + "));");
       }
-      s_.line("co_await foldc::rt::untilAllComputed(graph);");
+      s_.line("co_await foldc::rt::untilComputed(graph, " + t("scores") + ");");
       s_.line(t("beam") + ".advance(graph, " + t("scores") + ", std::move(" + t("next") + "));");
     }
     s_.line(kUnused + "const " + valueType(s.type) + " " + local(s.target) + " = " + t("beam") +

@@ -39,8 +39,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
 # The interpreter itself, not a version manager's shim in front of it (pyenv's
-# costs 0.6 s a start, more than checking a program); check_program.sh uses it.
-PYTHON3=$(python3 -c 'import sys; print(sys.executable)')
+# costs 0.6 s a start, more than checking a program); check_program.sh uses it,
+# and so do the script's own runs for each program, which inherit it.
+PYTHON3=${PYTHON3:-$(python3 -c 'import sys; print(sys.executable)')}
 export PYTHON3
 
 usage() { sed -n '2,/^set /{/^#/p}' "$0" >&2; exit 2; }
@@ -70,10 +71,8 @@ programs() {
   for ((s = seed; s < seed + count; s++)); do
     echo "$s ${dirs[s - seed]}"
   done | "$PYTHON3" test/fuzz/generate.py -
-  for ((s = seed; s < seed + count; s++)); do
-    compile_program "$work/prefix" "${dirs[s - seed]}"
-    if (( (s - seed + 1) % 100 == 0 )); then echo "fuzz: compiled $((s - seed + 1))" >&2; fi
-  done
+  echo "fuzz: compiling them with foldc ($(nproc) at a time)" >&2
+  printf '%s\n' "${dirs[@]}" | xargs -P "$(nproc)" -I{} bash "$0" compile-program "$work/prefix" {}
   build_groups "$work"
   echo "fuzz: running the checks ($(nproc) at a time)" >&2
   printf '%s\n' "${dirs[@]}" | xargs -P "$(nproc)" -I{} bash "$0" verdict-into "$work" {}
@@ -306,6 +305,7 @@ case $command in
   long-run) long_run "$@" ;;
   verdict-of) verdict_of "$@" ;;
   verdict-into) verdict_into "$@" ;;
+  compile-program) compile_program "$@" ;;
   frontend|jsonl|safetensors|request|vectors) libfuzzer "$command" "$@" ;;
   short) short "$@" ;;
   regressions) regressions ;;

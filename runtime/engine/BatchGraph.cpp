@@ -14,6 +14,10 @@ void BatchGraph::beginExample(uint32_t identity) {
   current_ = int(examples_.size()) - 1;
 }
 
+bool BatchGraph::isComputed(int32_t instance) const {
+  return executor_ && executor_->isComputed(instance);
+}
+
 std::span<const float> BatchGraph::computedValue(ValueRef ref) const {
   assert(isComputed(ref.instance) && executor_);
   return executor_->value(ref);
@@ -45,18 +49,6 @@ std::span<const ValueRef> BatchGraph::args(int32_t id) const {
   return {args_.data() + inst.firstArg, size_t(inst.argCount)};
 }
 
-std::vector<char> BatchGraph::liveFrom(std::span<const ValueRef> roots) const {
-  std::vector<char> live(instances_.size(), 0);
-  for (const ValueRef &root : roots)
-    live[size_t(root.instance)] = 1;
-  // Arguments come before their users: one sweep from the end finds them all.
-  for (size_t id = instances_.size(); id-- > 0;)
-    if (live[id])
-      for (const ValueRef &a : args(int32_t(id)))
-        live[size_t(a.instance)] = 1;
-  return live;
-}
-
 void BatchGraph::clear() {
   instances_.clear();
   args_.clear();
@@ -67,7 +59,7 @@ void BatchGraph::clear() {
   examples_.clear();
   current_ = -1;
   waiting_.clear();
-  computed_ = 0;
+  awaited_.clear();
   executor_ = nullptr;
 }
 

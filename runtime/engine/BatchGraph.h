@@ -4,6 +4,7 @@
 
 #include "runtime/engine/Kernel.h"
 
+#include <algorithm>
 #include <coroutine>
 #include <cstdint>
 #include <initializer_list>
@@ -28,8 +29,9 @@ class Executor;
 ///
 /// Programs that decide on computed values unfold in rounds (Agenda.h): the
 /// examples' coroutines record instances until each waits on a value; the
-/// executor runs what is pending and marks it computed; the waiting
-/// coroutines resume, each as its own example again.
+/// executor runs what is pending (or only what the waits need, when nothing
+/// else is asked for) and the waiting coroutines resume, each as its own
+/// example again.
 class BatchGraph {
 public:
   struct Instance {
@@ -67,28 +69,27 @@ public:
   void clear();
 
   // ---- interleaved unfolding
-  /// A coroutine of the current example waits until the instances recorded
-  /// so far are computed.
+  /// A coroutine of the current example waits until the executor has
+  /// computed the values it awaits.
   struct Waiting {
     std::coroutine_handle<> coroutine;
     int example;
   };
-  void suspend(std::coroutine_handle<> coroutine) { waiting_.push_back({coroutine, current_}); }
+  void suspend(std::coroutine_handle<> coroutine, std::span<const ValueRef> awaited) {
+    waiting_.push_back({coroutine, current_});
+    awaited_.insert(awaited_.end(), awaited.begin(), awaited.end());
+  }
   /// The coroutines waiting since the last call, in the order they suspended.
   std::vector<Waiting> takeWaiting() { return std::exchange(waiting_, {}); }
+  /// What they await, all together.
+  std::vector<ValueRef> takeAwaited() { return std::exchange(awaited_, {}); }
   bool anyWaiting() const { return !waiting_.empty(); }
-  /// Instances [0, count) have been computed by `executor`.
-  void markComputed(int32_t count, const Executor &executor) {
-    computed_ = count;
-    executor_ = &executor;
-  }
-  bool isComputed(int32_t instance) const { return instance < computed_; }
+  /// Computed values are read from `executor`, which runs this graph.
+  void readValuesFrom(const Executor &executor) { executor_ = &executor; }
+  /// Whether the executor has computed `instance`.
+  bool isComputed(int32_t instance) const;
   /// A computed value (isComputed(ref.instance)).
   std::span<const float> computedValue(ValueRef ref) const;
-
-  /// Per instance, 1 when `roots` depend on it (a root's own instance
-  /// included): what must run to compute them, e.g. outputs without losses.
-  std::vector<char> liveFrom(std::span<const ValueRef> roots) const;
 
   size_t size() const { return instances_.size(); }
   const Instance &instance(int32_t id) const { return instances_[id]; }
@@ -112,25 +113,28 @@ private:
   std::vector<Cursor> examples_;
   int current_ = -1;
   std::vector<Waiting> waiting_;
-  int32_t computed_ = 0;
+  std::vector<ValueRef> awaited_;
   const Executor *executor_ = nullptr;
 };
 
-/// `co_await untilComputed(graph, ref)`: suspends the unfolding coroutine
-/// until the executor has computed `ref` (at once when it has).
+/// `co_await untilComputed(graph, refs)`: suspends the unfolding coroutine
+/// until the executor has computed `refs` (at once when it has). `refs`
+/// need only live until the coroutine suspends: the graph copies them.
 struct ComputedAwaiter {
   BatchGraph &graph;
-  int32_t instance;
-  bool await_ready() const noexcept { return graph.isComputed(instance); }
-  void await_suspend(std::coroutine_handle<> coroutine) { graph.suspend(coroutine); }
+  std::span<const ValueRef> refs;
+  bool await_ready() const {
+    return std::all_of(refs.begin(), refs.end(),
+                       [&](const ValueRef &ref) { return graph.isComputed(ref.instance); });
+  }
+  void await_suspend(std::coroutine_handle<> coroutine) { graph.suspend(coroutine, refs); }
   void await_resume() const noexcept {}
 };
-inline ComputedAwaiter untilComputed(BatchGraph &graph, ValueRef ref) {
-  return {graph, ref.instance};
+inline ComputedAwaiter untilComputed(BatchGraph &graph, const ValueRef &ref) {
+  return {graph, std::span<const ValueRef>(&ref, 1)};
 }
-/// Until everything recorded so far is computed.
-inline ComputedAwaiter untilAllComputed(BatchGraph &graph) {
-  return {graph, int32_t(graph.size()) - 1};
+inline ComputedAwaiter untilComputed(BatchGraph &graph, const std::vector<ValueRef> &refs) {
+  return {graph, refs};
 }
 
 } // namespace foldc::rt

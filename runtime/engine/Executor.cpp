@@ -149,12 +149,12 @@ void Executor::forward(const BatchGraph &graph, const ExecOptions &options,
                        std::optional<std::span<const ValueRef>> onlyFor) {
   WeightPass pass;
   beginForward(graph, options);
-  std::vector<char> live;
-  if (onlyFor)
-    live = graph.liveFrom(*onlyFor);
-  runPending(live);
-  if (!onlyFor)
-    endForward();
+  if (onlyFor) {
+    runPendingFor(*onlyFor);
+    return;
+  }
+  runPending();
+  endForward();
 }
 
 void Executor::beginForward(const BatchGraph &graph, const ExecOptions &options) {
@@ -163,25 +163,63 @@ void Executor::beginForward(const BatchGraph &graph, const ExecOptions &options)
   context_ = ExecContext{&params_, options.training, options.seed};
   stats_ = ExecStats{};
   schedule_ = Schedule{};
-  saved_.clear(); // outOffset_ and argPlaces_ keep their vectors: runPending rewrites them
+  saved_.clear(); // outOffset_ and argPlaces_ keep their vectors: runInstances rewrites them
   arenaUsed_ = 0; // the arena's memory is reused: every value is written before it is read
-  computed_ = 0;
+  recorded_ = 0;
+  deferred_.clear();
   objective_ = 0;
   metrics_.clear();
 }
 
-void Executor::runPending(std::span<const char> live) {
+void Executor::runPending() {
+  std::vector<int32_t> ids = std::exchange(deferred_, {});
+  for (int32_t id = recorded_; id < int32_t(graph_->size()); ++id)
+    ids.push_back(id);
+  recorded_ = int32_t(graph_->size());
+  runInstances(ids);
+}
+
+void Executor::runPendingFor(std::span<const ValueRef> roots) {
+  const int32_t end = int32_t(graph_->size());
+  reached_.resize(size_t(end), 0);
+  std::vector<int32_t> ids, stack;
+  auto reach = [&](int32_t id) {
+    if (!isComputed(id) && !reached_[size_t(id)]) {
+      reached_[size_t(id)] = 1;
+      ids.push_back(id);
+      stack.push_back(id);
+    }
+  };
+  for (const ValueRef &root : roots)
+    reach(root.instance);
+  while (!stack.empty()) {
+    int32_t id = stack.back();
+    stack.pop_back();
+    for (const ValueRef &a : graph_->args(id))
+      reach(a.instance);
+  }
+  for (int32_t id : ids)
+    reached_[size_t(id)] = 0;
+  std::sort(ids.begin(), ids.end());
+  runInstances(ids);
+  // What did not run waits, in creation order, for a later round.
+  for (int32_t id = recorded_; id < end; ++id)
+    deferred_.push_back(id);
+  recorded_ = end;
+  std::erase_if(deferred_, [&](int32_t id) { return isComputed(id); });
+}
+
+void Executor::runInstances(std::span<const int32_t> ids) {
   auto start = Clock::now();
   const size_t firstBatch = schedule_.batches.size();
   if (options_.batching)
-    appendByDepth(schedule_, *graph_, computed_, live);
+    appendByDepth(schedule_, *graph_, ids);
   else
-    appendUnbatched(schedule_, *graph_, computed_, live);
+    appendUnbatched(schedule_, *graph_, ids);
   stats_.schedule += secondsSince(start);
   const size_t batches = schedule_.batches.size();
   stats_.batches = batches;
-  stats_.instances += graph_->size() - size_t(computed_);
-  computed_ = int32_t(graph_->size());
+  stats_.instances += ids.size();
 
   start = Clock::now();
   outOffset_.resize(batches);

@@ -45,17 +45,23 @@ public:
                std::optional<std::span<const ValueRef>> onlyFor = std::nullopt);
 
   // The forward pass in rounds, for interleaved unfolding (Agenda.h): begin,
-  // then runPending whenever the unfolding waits, then endForward. Values of
-  // every round stay for reading and for one backward over all of them.
+  // then runPending or runPendingFor whenever the unfolding waits, then
+  // endForward. Values of every round stay for reading and for one backward
+  // over all of them.
   void beginForward(const BatchGraph &graph, const ExecOptions &options);
-  /// Schedules and runs the instances recorded since the last call (only
-  /// `live` ones when given: a flag per instance of the graph). The caller
+  /// Schedules and runs every instance recorded and not run yet. The caller
   /// holds a WeightPass (Gemm.h) across the rounds: weights are packed once.
-  void runPending(std::span<const char> live = {});
+  void runPending();
+  /// Schedules and runs what `roots` depend on among the instances not run
+  /// yet. The others wait for a later round, or never run: in infer, what no
+  /// decision and no output reads (a teacher-forced loss) costs nothing.
+  void runPendingFor(std::span<const ValueRef> roots);
   /// The objective and metrics, after the last round.
   void endForward();
-  /// Instances [0, n) have been scheduled and (if live) computed.
-  int32_t computedCount() const { return computed_; }
+  /// Whether `instance` has been scheduled and computed.
+  bool isComputed(int32_t instance) const {
+    return size_t(instance) < schedule_.batchOf.size() && schedule_.batchOf[size_t(instance)] >= 0;
+  }
   /// After a forward without `onlyFor`: back-propagates the objective: the
   /// sum of every loss divided by `examples` (0: the graph's own number of
   /// examples). Accumulates parameter gradients in the ParamStore.
@@ -83,6 +89,8 @@ private:
   void gatherHost(const Batch &batch);
   /// The objective and metrics from the graph's losses and metrics.
   void sumLossesAndMetrics();
+  /// Schedules and runs instances `ids` (increasing, not run yet).
+  void runInstances(std::span<const int32_t> ids);
   /// The call of batch `b` over gathered arguments and host data.
   ForwardCall callFor(size_t b, std::span<const float *const> args, std::span<float *const> outs);
 
@@ -111,8 +119,10 @@ private:
   };
   std::vector<ArgPlaces> argPlaces_;
   std::vector<float> values_, grads_;
-  size_t arenaUsed_ = 0; ///< floats of values_ the current forward uses
-  int32_t computed_ = 0;
+  size_t arenaUsed_ = 0;          ///< floats of values_ the current forward uses
+  int32_t recorded_ = 0;          ///< instances [0, recorded_) have run or are in deferred_
+  std::vector<int32_t> deferred_; ///< not run yet, in creation order (runPendingFor)
+  std::vector<char> reached_;     ///< runPendingFor's marks, all 0 between calls
   std::vector<std::vector<float>> scratch_; ///< gathered argument matrices
   /// Per batch, what its kernel's forward kept for backward (training only).
   std::vector<std::unique_ptr<SavedValues>> saved_;

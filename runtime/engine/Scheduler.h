@@ -27,22 +27,19 @@ struct Schedule {
 /// (kernel, depth); batches run by increasing depth, and within a depth in
 /// order of first appearance. Every argument is computed at a smaller depth,
 /// so the order is valid, and a value consumed many levels later is read
-/// where it was written (no pass-through copies). With `live` (a flag per
-/// instance, BatchGraph::liveFrom), only live instances are scheduled; the
-/// others keep batchOf -1.
-Schedule scheduleByDepth(const BatchGraph &graph, std::span<const char> live = {});
+/// where it was written (no pass-through copies).
+Schedule scheduleByDepth(const BatchGraph &graph);
 
 /// The per-example baseline: every instance is its own batch of one, in
-/// creation order (a topological order). `live` as above.
-Schedule scheduleUnbatched(const BatchGraph &graph, std::span<const char> live = {});
+/// creation order (a topological order).
+Schedule scheduleUnbatched(const BatchGraph &graph);
 
-/// A round of interleaved unfolding: schedules the instances from `first`
-/// on after `schedule`'s batches. Arguments made before `first` are already
-/// computed, so they count as depth 0 of the round; the round's depths
-/// continue from the schedule's maxDepth.
-void appendByDepth(Schedule &schedule, const BatchGraph &graph, int32_t first,
-                   std::span<const char> live = {});
-void appendUnbatched(Schedule &schedule, const BatchGraph &graph, int32_t first,
-                     std::span<const char> live = {});
+/// A round of interleaved unfolding: schedules instances `ids` (increasing,
+/// none scheduled yet) after `schedule`'s batches. Every argument of one of
+/// them is either among them or scheduled in an earlier round, already
+/// computed: it counts as depth 0 of the round, whose depths continue from
+/// the schedule's maxDepth. Instances left out keep batchOf -1.
+void appendByDepth(Schedule &schedule, const BatchGraph &graph, std::span<const int32_t> ids);
+void appendUnbatched(Schedule &schedule, const BatchGraph &graph, std::span<const int32_t> ids);
 
 } // namespace foldc::rt

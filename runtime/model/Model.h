@@ -124,13 +124,11 @@ public:
   std::vector<nlohmann::json> infer(Batch batch, const RunOptions &options = {}) {
     std::vector<Output> outputs;
     if constexpr (interleaved()) {
-      outputs = unfoldInterleaved(batch, options, false);
+      outputs = unfoldInterleaved(batch, options, false, true);
     } else {
       outputs = unfold(batch, options);
-      std::vector<ValueRef> roots;
-      for (const Output &o : outputs)
-        collectValueRefs(o, roots);
-      executor_.forward(graph_, execOptions(options, false), std::span<const ValueRef>(roots));
+      executor_.forward(graph_, execOptions(options, false),
+                        std::span<const ValueRef>(valueRefsOf(outputs)));
     }
     std::vector<nlohmann::json> out;
     for (const Output &o : outputs)
@@ -185,9 +183,18 @@ private:
         std::declval<const ExampleT &>(), std::declval<BatchGraph &>()))>::value;
   }
 
+  static std::vector<ValueRef> valueRefsOf(const std::vector<Output> &outputs) {
+    std::vector<ValueRef> refs;
+    for (const Output &o : outputs)
+      collectValueRefs(o, refs);
+    return refs;
+  }
+
   /// Unfolds and runs forward in rounds (runAgenda); the executor's last
-  /// round included, before its objective.
-  std::vector<Output> unfoldInterleaved(Batch batch, const RunOptions &options, bool training) {
+  /// round included, before its objective. With `outputsOnly`, only what
+  /// the decisions and the outputs need runs (infer).
+  std::vector<Output> unfoldInterleaved(Batch batch, const RunOptions &options, bool training,
+                                        bool outputsOnly = false) {
     auto start = std::chrono::steady_clock::now();
     times_ = ModelTimes{};
     graph_.clear();
@@ -199,12 +206,15 @@ private:
       graph_.beginExample(options.exampleIds.empty() ? uint32_t(j) : options.exampleIds[j]);
       roots.push_back(derived().unfold(*batch[j], graph_));
     }
-    runAgenda(graph_, executor_, roots);
-    executor_.runPending();
+    runAgenda(graph_, executor_, roots, outputsOnly);
     std::vector<Output> outputs;
     outputs.reserve(batch.size());
     for (Task<Output> &root : roots)
       outputs.push_back(root.take());
+    if (outputsOnly)
+      executor_.runPendingFor(valueRefsOf(outputs));
+    else
+      executor_.runPending();
     const ExecStats &stats = executor_.stats();
     times_.unfold = secondsSince(start) - stats.forward - stats.schedule;
     return outputs;
