@@ -7,6 +7,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
+#include <unordered_map>
 
 namespace foldc::rt {
 
@@ -150,7 +152,9 @@ void Executor::forward(const BatchGraph &graph, const ExecOptions &options,
   WeightPass pass;
   beginForward(graph, options);
   if (onlyFor) {
-    runPendingFor(*onlyFor);
+    // One round, after which only `onlyFor` is read: every other value's
+    // space serves again once its readers have run.
+    runInstances(pendingFor(*onlyFor), *onlyFor);
     return;
   }
   runPending();
@@ -179,7 +183,7 @@ void Executor::runPending() {
   runInstances(ids);
 }
 
-void Executor::runPendingFor(std::span<const ValueRef> roots) {
+std::vector<int32_t> Executor::pendingFor(std::span<const ValueRef> roots) {
   const int32_t end = int32_t(graph_->size());
   reached_.resize(size_t(end), 0);
   std::vector<int32_t> ids, stack;
@@ -201,15 +205,76 @@ void Executor::runPendingFor(std::span<const ValueRef> roots) {
   for (int32_t id : ids)
     reached_[size_t(id)] = 0;
   std::sort(ids.begin(), ids.end());
-  runInstances(ids);
+  return ids;
+}
+
+void Executor::runPendingFor(std::span<const ValueRef> roots) {
+  runInstances(pendingFor(roots));
   // What did not run waits, in creation order, for a later round.
+  const int32_t end = int32_t(graph_->size());
   for (int32_t id = recorded_; id < end; ++id)
     deferred_.push_back(id);
   recorded_ = end;
   std::erase_if(deferred_, [&](int32_t id) { return isComputed(id); });
 }
 
-void Executor::runInstances(std::span<const int32_t> ids) {
+void Executor::placeOutputs(size_t firstBatch) {
+  for (size_t b = firstBatch; b < schedule_.batches.size(); ++b) {
+    const Batch &batch = schedule_.batches[b];
+    outOffset_[b].clear();
+    for (int width : batch.kernel->signature().outWidths) {
+      outOffset_[b].push_back(arenaUsed_);
+      arenaUsed_ += batch.instances.size() * size_t(width);
+    }
+  }
+}
+
+void Executor::placeOutputsReusing(std::span<const ValueRef> readAfter) {
+  const size_t batches = schedule_.batches.size();
+  constexpr size_t kKept = SIZE_MAX;
+  // The last batch that reads each batch's values (itself when none does),
+  // kKept for the values read after the forward.
+  std::vector<size_t> lastReader(batches);
+  for (size_t b = 0; b < batches; ++b) {
+    lastReader[b] = std::max(lastReader[b], b);
+    for (int32_t id : schedule_.batches[b].instances)
+      for (const ValueRef &a : graph_->args(id)) {
+        size_t from = size_t(schedule_.batchOf[size_t(a.instance)]);
+        lastReader[from] = std::max(lastReader[from], b);
+      }
+  }
+  for (const ValueRef &ref : readAfter)
+    lastReader[size_t(schedule_.batchOf[size_t(ref.instance)])] = kKept;
+  std::vector<std::vector<size_t>> freedAfter(batches); // batch -> batches last read there
+  for (size_t b = 0; b < batches; ++b)
+    if (lastReader[b] != kKept)
+      freedAfter[lastReader[b]].push_back(b);
+  std::unordered_map<size_t, std::vector<size_t>> freeBlocks; // floats -> offsets
+  auto sizeOf = [&](size_t b, size_t output) {
+    return schedule_.batches[b].instances.size() *
+           size_t(schedule_.batches[b].kernel->signature().outWidths[output]);
+  };
+  for (size_t b = 0; b < batches; ++b) {
+    if (b > 0)
+      for (size_t done : freedAfter[b - 1])
+        for (size_t j = 0; j < outOffset_[done].size(); ++j)
+          freeBlocks[sizeOf(done, j)].push_back(outOffset_[done][j]);
+    outOffset_[b].clear();
+    for (size_t j = 0; j < schedule_.batches[b].kernel->signature().outWidths.size(); ++j) {
+      std::vector<size_t> &same = freeBlocks[sizeOf(b, j)];
+      if (same.empty()) {
+        outOffset_[b].push_back(arenaUsed_);
+        arenaUsed_ += sizeOf(b, j);
+      } else {
+        outOffset_[b].push_back(same.back());
+        same.pop_back();
+      }
+    }
+  }
+}
+
+void Executor::runInstances(std::span<const int32_t> ids,
+                            std::optional<std::span<const ValueRef>> onlyReadAfter) {
   auto start = Clock::now();
   const size_t firstBatch = schedule_.batches.size();
   if (options_.batching)
@@ -223,16 +288,13 @@ void Executor::runInstances(std::span<const int32_t> ids) {
 
   start = Clock::now();
   outOffset_.resize(batches);
-  for (size_t b = firstBatch; b < batches; ++b) {
-    const Batch &batch = schedule_.batches[b];
-    outOffset_[b].clear();
-    for (int width : batch.kernel->signature().outWidths) {
-      outOffset_[b].push_back(arenaUsed_);
-      arenaUsed_ += batch.instances.size() * size_t(width);
-    }
-  }
+  if (onlyReadAfter)
+    placeOutputsReusing(*onlyReadAfter);
+  else
+    placeOutputs(firstBatch);
   if (values_.size() < arenaUsed_)
     values_.resize(arenaUsed_);
+  stats_.valueFloats = arenaUsed_;
   if (options_.training)
     saved_.resize(batches);
   argPlaces_.resize(batches);

@@ -26,6 +26,7 @@ struct ExecStats {
   double schedule = 0, forward = 0, backward = 0, gather = 0, scatter = 0;
   size_t batches = 0, instances = 0;
   size_t inPlaceArgs = 0, gatheredArgs = 0; ///< argument matrices read in place vs copied
+  size_t valueFloats = 0;                   ///< the value arena's size at the end
 };
 
 /// Runs a BatchGraph: schedules it, gathers each batch's arguments into
@@ -39,8 +40,10 @@ public:
   /// stays on one thread: parameter gradients are shared by all rows.
   void setWorkerPool(WorkerPool *pool) { pool_ = pool; }
 
-  /// With `onlyFor`, only the instances those values depend on run, and no
-  /// objective or metrics are computed (infer: outputs without losses).
+  /// With `onlyFor`, only the instances those values depend on run, no
+  /// objective or metrics are computed, and only those values can be read
+  /// after it: the others' space is reused as the forward goes (infer:
+  /// outputs without losses, in memory that does not grow with a chain).
   void forward(const BatchGraph &graph, const ExecOptions &options,
                std::optional<std::span<const ValueRef>> onlyFor = std::nullopt);
 
@@ -89,8 +92,20 @@ private:
   void gatherHost(const Batch &batch);
   /// The objective and metrics from the graph's losses and metrics.
   void sumLossesAndMetrics();
-  /// Schedules and runs instances `ids` (increasing, not run yet).
-  void runInstances(std::span<const int32_t> ids);
+  /// What `roots` depend on among the instances not run yet, in creation order.
+  std::vector<int32_t> pendingFor(std::span<const ValueRef> roots);
+  /// Schedules and runs instances `ids` (increasing, not run yet). With
+  /// `onlyReadAfter` (the only round of a forward, after which only those
+  /// values are read), the space of every other value serves again.
+  void runInstances(std::span<const int32_t> ids,
+                    std::optional<std::span<const ValueRef>> onlyReadAfter = std::nullopt);
+  /// Arena offsets for the outputs of batches [firstBatch, end), each new.
+  void placeOutputs(size_t firstBatch);
+  /// Arena offsets for the outputs of every batch (one round), a value's
+  /// block given to a later batch's output of the same size once every batch
+  /// that reads it has run: a long chain's inference keeps no values but
+  /// the ones read after (`onlyReadAfter`), instead of one per step.
+  void placeOutputsReusing(std::span<const ValueRef> readAfter);
   /// The call of batch `b` over gathered arguments and host data.
   ForwardCall callFor(size_t b, std::span<const float *const> args, std::span<float *const> outs);
 

@@ -197,6 +197,45 @@ TEST(Executor, OnlyRootsRunsWhatTheOutputsNeed) {
   }
 }
 
+/// A tree whose every internal node has a leaf on its right: a chain of
+/// `leaves` - 1 cells, each waiting for the one before.
+Tree caterpillar(int leaves) {
+  Tree tree;
+  tree.nodes.push_back({0, -1, -1, 0});
+  for (int i = 1; i < leaves; ++i) {
+    int32_t chain = int32_t(tree.nodes.size()) - 1;
+    tree.nodes.push_back({i % kVocab, -1, -1, i % 5});
+    tree.nodes.push_back({-1, chain, chain + 1, 0});
+  }
+  return tree;
+}
+
+/// Inference along a chain reuses the space of every value once its readers
+/// have run: its arena stays a few cells' worth instead of one a cell, and
+/// the root's value is the full forward's.
+TEST(Executor, InferenceOnAChainReusesTheValuesSpace) {
+  ParamStore params;
+  TreeLstmModel<kN> model(params, kVocab, true, false);
+  params.initialize(4);
+  BatchGraph graph;
+  graph.beginExample();
+  ValueRef root{model.unfold(graph, caterpillar(400)), 0};
+  for (bool batching : {true, false}) {
+    Executor full(params), pruned(params);
+    full.forward(graph, ExecOptions{batching, false, 0});
+    pruned.forward(graph, ExecOptions{batching, false, 0}, std::span<const ValueRef>(&root, 1));
+    auto a = full.value(root), b = pruned.value(root);
+    EXPECT_EQ(std::vector<float>(a.begin(), a.end()), std::vector<float>(b.begin(), b.end()));
+    // Every cell's values (h, c, gates: 7N floats) and every leaf's (2N)
+    // take space of their own in a full forward. Inference keeps a few
+    // cells' worth, and (batched) the leaves: one batch at depth 1, whose
+    // block the last cell still reads.
+    EXPECT_GT(full.stats().valueFloats, 399u * 7 * kN);
+    EXPECT_LT(pruned.stats().valueFloats, (batching ? 400u * 2 * kN : 0u) + 10u * 7 * kN)
+        << "batching " << batching;
+  }
+}
+
 /// Rounds that run only what some values need leave the rest pending: a
 /// later round runs it, and every value and the objective come out as in one
 /// forward over everything (the interleaved runtime's infer, then eval).
