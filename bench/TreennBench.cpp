@@ -46,7 +46,7 @@ struct Phases {
 double forwardFlops(const Executor &executor) {
   double flops = 0;
   for (const Batch &batch : executor.schedule().batches)
-    flops += batch.kernel->signature().flops * double(batch.instances.size());
+    flops += batch.kernel->signature().flops * double(batch.rows);
   return flops;
 }
 

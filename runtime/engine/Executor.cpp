@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <numeric>
 #include <unordered_map>
 
 namespace foldc::rt {
@@ -19,7 +20,24 @@ using Clock = std::chrono::steady_clock;
 size_t Executor::offsetOf(ValueRef ref) const {
   int32_t b = schedule_.batchOf[ref.instance];
   int width = graph_->instance(ref.instance).kernel->signature().outWidths[ref.output];
-  return outOffset_[b][ref.output] + size_t(schedule_.rowOf[ref.instance]) * width;
+  return outOffsets_[placements_[size_t(b)].firstOutput + size_t(ref.output)] +
+         size_t(schedule_.rowOf[ref.instance]) * width;
+}
+
+std::span<const size_t> Executor::outputOffsets(size_t b) const {
+  return {outOffsets_.data() + placements_[b].firstOutput,
+          schedule_.batches[b].kernel->signature().outWidths.size()};
+}
+
+size_t Executor::outputFloats(size_t b, size_t output) const {
+  const Batch &batch = schedule_.batches[b];
+  return size_t(batch.rows) * size_t(batch.kernel->signature().outWidths[output]);
+}
+
+size_t Executor::newBlock(size_t floats) {
+  size_t offset = arenaUsed_;
+  arenaUsed_ += floats;
+  return offset;
 }
 
 std::span<const float> Executor::value(ValueRef ref) const {
@@ -35,47 +53,51 @@ std::span<const float> Executor::gradient(ValueRef ref) const {
 void Executor::placeArgs(size_t b) {
   const Batch &batch = schedule_.batches[b];
   const auto &widths = batch.kernel->signature().argWidths;
-  size_t rows = batch.instances.size();
-  ArgPlaces &places = argPlaces_[b];
-  places.counts.clear();
+  Placement &place = placements_[b];
+  place.firstArg = argInPlace_.size();
+  place.firstArgRow = argOffsets_.size();
+  place.firstCount = argCounts_.size();
   if (batch.kernel->signature().variadic) {
-    places.offsets.clear();
-    for (int32_t id : batch.instances) {
+    for (int32_t id : schedule_.instances(batch)) {
       std::span<const ValueRef> refs = graph_->args(id);
-      places.counts.push_back(int32_t(refs.size()));
+      argCounts_.push_back(int32_t(refs.size()));
       for (const ValueRef &ref : refs)
-        places.offsets.push_back(offsetOf(ref));
+        argOffsets_.push_back(offsetOf(ref));
     }
-    places.argRows = places.offsets.size();
-    places.inPlace.assign(1, false);
+    place.argRows = argOffsets_.size() - place.firstArgRow;
+    argInPlace_.push_back(false);
     return;
   }
-  places.argRows = rows;
-  places.offsets.resize(widths.size() * rows);
+  const size_t rows = size_t(batch.rows);
+  place.argRows = rows;
+  argOffsets_.resize(place.firstArgRow + widths.size() * rows);
+  size_t *offsets = argOffsets_.data() + place.firstArgRow;
+  std::span<const int32_t> instances = schedule_.instances(batch);
   for (size_t r = 0; r < rows; ++r) {
-    std::span<const ValueRef> refs = graph_->args(batch.instances[r]);
+    std::span<const ValueRef> refs = graph_->args(instances[r]);
     for (size_t i = 0; i < widths.size(); ++i)
-      places.offsets[i * rows + r] = offsetOf(refs[i]);
+      offsets[i * rows + r] = offsetOf(refs[i]);
   }
-  places.inPlace.assign(widths.size(), true);
   for (size_t i = 0; i < widths.size(); ++i) {
-    const size_t *offsets = places.offsets.data() + i * rows;
-    for (size_t r = 1; r < rows && places.inPlace[i]; ++r)
-      places.inPlace[i] = offsets[r] == offsets[0] + r * size_t(widths[i]);
+    const size_t *column = offsets + i * rows;
+    bool inPlace = true;
+    for (size_t r = 1; r < rows && inPlace; ++r)
+      inPlace = column[r] == column[0] + r * size_t(widths[i]);
+    argInPlace_.push_back(inPlace);
   }
 }
 
 void Executor::gatherArgs(size_t b, std::vector<const float *> &args) {
   const Batch &batch = schedule_.batches[b];
   const auto &widths = batch.kernel->signature().argWidths;
-  const ArgPlaces &places = argPlaces_[b];
+  const Placement &place = placements_[b];
   args.resize(widths.size());
   if (scratch_.size() < widths.size())
     scratch_.resize(widths.size());
-  size_t rows = places.argRows;
+  size_t rows = place.argRows;
   for (size_t i = 0; i < widths.size(); ++i) {
-    const size_t *offsets = places.offsets.data() + i * rows;
-    if (places.inPlace[i]) {
+    const size_t *offsets = argOffsets_.data() + place.firstArgRow + i * rows;
+    if (argInPlace_[place.firstArg + i]) {
       args[i] = values_.data() + offsets[0];
       ++stats_.inPlaceArgs;
       continue;
@@ -95,7 +117,7 @@ void Executor::gatherHost(const Batch &batch) {
   hostInts_.clear();
   hostFloats_.clear();
   keys_.clear();
-  for (int32_t id : batch.instances) {
+  for (int32_t id : schedule_.instances(batch)) {
     hostInts_.insert(hostInts_.end(), graph_->ints(id), graph_->ints(id) + sig.hostInts);
     hostFloats_.insert(hostFloats_.end(), graph_->floats(id), graph_->floats(id) + sig.hostFloats);
     keys_.push_back(graph_->instance(id).key);
@@ -106,8 +128,9 @@ ForwardCall Executor::callFor(size_t b, std::span<const float *const> args,
                               std::span<float *const> outs) {
   const Batch &batch = schedule_.batches[b];
   ForwardCall call;
-  call.argCounts = argPlaces_[b].counts.empty() ? nullptr : argPlaces_[b].counts.data();
-  call.rows = int(batch.instances.size());
+  call.argCounts =
+      batch.kernel->signature().variadic ? argCounts_.data() + placements_[b].firstCount : nullptr;
+  call.rows = int(batch.rows);
   call.args = args;
   call.outs = outs;
   call.hostInts = hostInts_.data();
@@ -167,19 +190,24 @@ void Executor::beginForward(const BatchGraph &graph, const ExecOptions &options)
   context_ = ExecContext{&params_, options.training, options.seed};
   stats_ = ExecStats{};
   schedule_ = Schedule{};
-  saved_.clear(); // outOffset_ and argPlaces_ keep their vectors: runInstances rewrites them
+  saved_.clear(); // the placement arrays keep their capacity
+  placements_.clear();
+  outOffsets_.clear();
+  argInPlace_.clear();
+  argOffsets_.clear();
+  argCounts_.clear();
   arenaUsed_ = 0; // the arena's memory is reused: every value is written before it is read
-  recorded_ = 0;
-  deferred_.clear();
+  firstPending_ = 0;
   objective_ = 0;
   metrics_.clear();
 }
 
 void Executor::runPending() {
-  std::vector<int32_t> ids = std::exchange(deferred_, {});
-  for (int32_t id = recorded_; id < int32_t(graph_->size()); ++id)
-    ids.push_back(id);
-  recorded_ = int32_t(graph_->size());
+  std::vector<int32_t> ids;
+  for (int32_t id = firstPending_; id < int32_t(graph_->size()); ++id)
+    if (!isComputed(id))
+      ids.push_back(id);
+  firstPending_ = int32_t(graph_->size());
   runInstances(ids);
 }
 
@@ -210,22 +238,17 @@ std::vector<int32_t> Executor::pendingFor(std::span<const ValueRef> roots) {
 
 void Executor::runPendingFor(std::span<const ValueRef> roots) {
   runInstances(pendingFor(roots));
-  // What did not run waits, in creation order, for a later round.
-  const int32_t end = int32_t(graph_->size());
-  for (int32_t id = recorded_; id < end; ++id)
-    deferred_.push_back(id);
-  recorded_ = end;
-  std::erase_if(deferred_, [&](int32_t id) { return isComputed(id); });
+  // What did not run waits for a later round (or for none: the first such
+  // instance can stay pending until the end).
+  while (firstPending_ < int32_t(graph_->size()) && isComputed(firstPending_))
+    ++firstPending_;
 }
 
 void Executor::placeOutputs(size_t firstBatch) {
   for (size_t b = firstBatch; b < schedule_.batches.size(); ++b) {
-    const Batch &batch = schedule_.batches[b];
-    outOffset_[b].clear();
-    for (int width : batch.kernel->signature().outWidths) {
-      outOffset_[b].push_back(arenaUsed_);
-      arenaUsed_ += batch.instances.size() * size_t(width);
-    }
+    placements_[b].firstOutput = outOffsets_.size();
+    for (size_t j = 0; j < schedule_.batches[b].kernel->signature().outWidths.size(); ++j)
+      outOffsets_.push_back(newBlock(outputFloats(b, j)));
   }
 }
 
@@ -237,7 +260,7 @@ void Executor::placeOutputsReusing(std::span<const ValueRef> readAfter) {
   std::vector<size_t> lastReader(batches);
   for (size_t b = 0; b < batches; ++b) {
     lastReader[b] = std::max(lastReader[b], b);
-    for (int32_t id : schedule_.batches[b].instances)
+    for (int32_t id : schedule_.instances(schedule_.batches[b]))
       for (const ValueRef &a : graph_->args(id)) {
         size_t from = size_t(schedule_.batchOf[size_t(a.instance)]);
         lastReader[from] = std::max(lastReader[from], b);
@@ -245,28 +268,27 @@ void Executor::placeOutputsReusing(std::span<const ValueRef> readAfter) {
   }
   for (const ValueRef &ref : readAfter)
     lastReader[size_t(schedule_.batchOf[size_t(ref.instance)])] = kKept;
-  std::vector<std::vector<size_t>> freedAfter(batches); // batch -> batches last read there
-  for (size_t b = 0; b < batches; ++b)
-    if (lastReader[b] != kKept)
-      freedAfter[lastReader[b]].push_back(b);
+  // The batches whose space frees, in the order it does (kept ones last).
+  std::vector<size_t> freeOrder(batches);
+  std::iota(freeOrder.begin(), freeOrder.end(), size_t(0));
+  std::stable_sort(freeOrder.begin(), freeOrder.end(),
+                   [&](size_t a, size_t b) { return lastReader[a] < lastReader[b]; });
   std::unordered_map<size_t, std::vector<size_t>> freeBlocks; // floats -> offsets
-  auto sizeOf = [&](size_t b, size_t output) {
-    return schedule_.batches[b].instances.size() *
-           size_t(schedule_.batches[b].kernel->signature().outWidths[output]);
-  };
+  size_t freed = 0; // freeOrder[0, freed) have given their blocks back
   for (size_t b = 0; b < batches; ++b) {
-    if (b > 0)
-      for (size_t done : freedAfter[b - 1])
-        for (size_t j = 0; j < outOffset_[done].size(); ++j)
-          freeBlocks[sizeOf(done, j)].push_back(outOffset_[done][j]);
-    outOffset_[b].clear();
+    for (; freed < batches && lastReader[freeOrder[freed]] < b; ++freed) {
+      size_t done = freeOrder[freed];
+      std::span<const size_t> blocks = outputOffsets(done);
+      for (size_t j = 0; j < blocks.size(); ++j)
+        freeBlocks[outputFloats(done, j)].push_back(blocks[j]);
+    }
+    placements_[b].firstOutput = outOffsets_.size();
     for (size_t j = 0; j < schedule_.batches[b].kernel->signature().outWidths.size(); ++j) {
-      std::vector<size_t> &same = freeBlocks[sizeOf(b, j)];
+      std::vector<size_t> &same = freeBlocks[outputFloats(b, j)];
       if (same.empty()) {
-        outOffset_[b].push_back(arenaUsed_);
-        arenaUsed_ += sizeOf(b, j);
+        outOffsets_.push_back(newBlock(outputFloats(b, j)));
       } else {
-        outOffset_[b].push_back(same.back());
+        outOffsets_.push_back(same.back());
         same.pop_back();
       }
     }
@@ -287,7 +309,7 @@ void Executor::runInstances(std::span<const int32_t> ids,
   stats_.instances += ids.size();
 
   start = Clock::now();
-  outOffset_.resize(batches);
+  placements_.resize(batches);
   if (onlyReadAfter)
     placeOutputsReusing(*onlyReadAfter);
   else
@@ -297,7 +319,6 @@ void Executor::runInstances(std::span<const int32_t> ids,
   stats_.valueFloats = arenaUsed_;
   if (options_.training)
     saved_.resize(batches);
-  argPlaces_.resize(batches);
   std::vector<const float *> args;
   std::vector<float *> outs;
   for (size_t b = firstBatch; b < batches; ++b) {
@@ -308,7 +329,7 @@ void Executor::runInstances(std::span<const int32_t> ids,
     gatherHost(batch);
     stats_.gather += secondsSince(gatherStart);
     outs.clear();
-    for (size_t offset : outOffset_[b])
+    for (size_t offset : outputOffsets(b))
       outs.push_back(values_.data() + offset);
     ForwardCall call = callFor(b, args, outs);
     call.saved = saved_.empty() ? nullptr : &saved_[b];
@@ -349,14 +370,15 @@ void Executor::backward(int examples) {
   for (size_t b = schedule_.batches.size(); b-- > 0;) {
     const Batch &batch = schedule_.batches[b];
     const Kernel::Signature &sig = batch.kernel->signature();
-    size_t argRows = argPlaces_[b].argRows; // rows of each argument matrix
+    const Placement &place = placements_[b];
+    const size_t argRows = place.argRows; // rows of each argument matrix
     auto gatherStart = Clock::now();
     gatherArgs(b, args);
     gatherHost(batch);
     stats_.gather += secondsSince(gatherStart);
     outs.clear();
     outGrads.clear();
-    for (size_t offset : outOffset_[b]) {
+    for (size_t offset : outputOffsets(b)) {
       outs.push_back(values_.data() + offset);
       outGrads.push_back(grads_.data() + offset);
     }
@@ -374,7 +396,7 @@ void Executor::backward(int examples) {
     batch.kernel->backward(call);
     // Scatter: a value used by several instances accumulates every gradient.
     auto scatterStart = Clock::now();
-    const std::vector<size_t> &offsets = argPlaces_[b].offsets;
+    const size_t *offsets = argOffsets_.data() + place.firstArgRow;
     for (size_t i = 0; i < sig.argWidths.size(); ++i) {
       size_t width = size_t(sig.argWidths[i]);
       for (size_t r = 0; r < argRows; ++r) {

@@ -84,8 +84,14 @@ public:
 private:
   /// Where `ref` lives in the value (and gradient) arena.
   size_t offsetOf(ValueRef ref) const;
-  /// Finds where batch `b`'s arguments live (argPlaces_[b]).
+  /// Finds where batch `b`'s arguments live (its Placement's argument ranges).
   void placeArgs(size_t b);
+  /// Arena offsets of batch `b`'s outputs.
+  std::span<const size_t> outputOffsets(size_t b) const;
+  /// Floats of batch `b`'s output `output`.
+  size_t outputFloats(size_t b, size_t output) const;
+  /// A new block of `floats` at the arena's end.
+  size_t newBlock(size_t floats);
   /// Pointers to each argument matrix of batch `b`: read in place when the
   /// rows are already contiguous and in order, else gathered into scratch.
   void gatherArgs(size_t b, std::vector<const float *> &args);
@@ -118,26 +124,30 @@ private:
   ExecOptions options_;
   ExecContext context_;
   Schedule schedule_;
-  std::vector<std::vector<size_t>> outOffset_; ///< [batch][output] -> arena offset
-  /// Where a batch's arguments live in the arena, row by row (argument-major),
-  /// and which argument matrices can be read in place: found once in forward,
-  /// used again by backward's gathers and scatters.
-  struct ArgPlaces {
-    std::vector<size_t> offsets;
-    std::vector<char> inPlace;
-    /// A variadic kernel's arguments per row (its one argument's rows are
-    /// all of them, row after row); empty for other kernels.
-    std::vector<int32_t> counts;
+  /// Where batch b's values and arguments live: ranges of the flat arrays
+  /// below, so that a chain's steps (batches of one row) cost no allocation
+  /// each. Arguments are found once in forward and used again by
+  /// backward's gathers and scatters.
+  struct Placement {
+    size_t firstOutput = 0; ///< into outOffsets_, one per output
+    size_t firstArg = 0;    ///< into argInPlace_, one per argument matrix
+    size_t firstArgRow = 0; ///< into argOffsets_: argRows per argument, argument-major
     /// Rows of each argument matrix: the batch's rows, or all a variadic
-    /// batch's arguments.
+    /// batch's arguments (its one argument's rows, row after row).
     size_t argRows = 0;
+    size_t firstCount = 0; ///< into argCounts_, one per row of a variadic batch
   };
-  std::vector<ArgPlaces> argPlaces_;
+  std::vector<Placement> placements_;
+  std::vector<size_t> outOffsets_; ///< arena offset of each output block
+  std::vector<char> argInPlace_;   ///< whether an argument matrix is read in place
+  std::vector<size_t> argOffsets_; ///< arena offset of each argument row
+  std::vector<int32_t> argCounts_; ///< a variadic batch's arguments per row
   std::vector<float> values_, grads_;
-  size_t arenaUsed_ = 0;          ///< floats of values_ the current forward uses
-  int32_t recorded_ = 0;          ///< instances [0, recorded_) have run or are in deferred_
-  std::vector<int32_t> deferred_; ///< not run yet, in creation order (runPendingFor)
-  std::vector<char> reached_;     ///< runPendingFor's marks, all 0 between calls
+  size_t arenaUsed_ = 0; ///< floats of values_ the current forward uses
+  /// Every instance before it has been computed (runPendingFor can leave
+  /// some not run: runPending runs those after it).
+  int32_t firstPending_ = 0;
+  std::vector<char> reached_;               ///< runPendingFor's marks, all 0 between calls
   std::vector<std::vector<float>> scratch_; ///< gathered argument matrices
   /// Per batch, what its kernel's forward kept for backward (training only).
   std::vector<std::unique_ptr<SavedValues>> saved_;

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <map>
+#include <numeric>
 
 namespace foldc::rt {
 
@@ -11,56 +12,73 @@ static void indexRows(Schedule &schedule, size_t firstBatch, size_t instances) {
   schedule.batchOf.resize(instances, -1);
   schedule.rowOf.resize(instances, -1);
   for (size_t b = firstBatch; b < schedule.batches.size(); ++b) {
-    const Batch &batch = schedule.batches[b];
-    for (size_t r = 0; r < batch.instances.size(); ++r) {
-      schedule.batchOf[batch.instances[r]] = int32_t(b);
-      schedule.rowOf[batch.instances[r]] = int32_t(r);
+    std::span<const int32_t> rows = schedule.instances(schedule.batches[b]);
+    for (size_t r = 0; r < rows.size(); ++r) {
+      schedule.batchOf[rows[r]] = int32_t(b);
+      schedule.rowOf[rows[r]] = int32_t(r);
     }
   }
 }
 
+/// Appends the batches of one round (`ids` not empty) by Fold's rule.
+static void batchRoundByDepth(Schedule &schedule, const BatchGraph &graph,
+                              std::span<const int32_t> ids) {
+  const int base = schedule.maxDepth;
+  const int32_t first = ids.front();
+  // Depth in this round by id - first; 0 for instances of earlier rounds,
+  // which are all an instance of the round can read besides its own.
+  std::vector<int> depth(size_t(ids.back() - first + 1), 0);
+  // (depth, kernel) -> the round's batch, numbered by first appearance.
+  std::map<std::pair<int, const Kernel *>, int32_t> batchIndex;
+  std::vector<Batch> round;
+  std::vector<int32_t> roundBatchOf(ids.size());
+  for (size_t i = 0; i < ids.size(); ++i) {
+    int d = 1;
+    for (const ValueRef &a : graph.args(ids[i]))
+      if (a.instance >= first)
+        d = std::max(d, depth[size_t(a.instance - first)] + 1);
+    depth[size_t(ids[i] - first)] = d;
+    schedule.maxDepth = std::max(schedule.maxDepth, base + d);
+    const Kernel *kernel = graph.instance(ids[i]).kernel;
+    auto [it, inserted] = batchIndex.emplace(std::make_pair(d, kernel), int32_t(round.size()));
+    if (inserted)
+      round.push_back(Batch{kernel, base + d, 0, 0});
+    ++round[size_t(it->second)].rows;
+    roundBatchOf[i] = it->second;
+  }
+  // Execution order: by depth, and within a depth by first appearance.
+  std::vector<int32_t> order(round.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](int32_t a, int32_t b) {
+    return round[size_t(a)].depth < round[size_t(b)].depth;
+  });
+  int32_t nextRow = int32_t(schedule.rowInstances.size());
+  for (int32_t i : order) {
+    round[size_t(i)].firstRow = nextRow;
+    nextRow += round[size_t(i)].rows;
+    schedule.batches.push_back(round[size_t(i)]);
+  }
+  // Each batch's rows in creation order; round[i].firstRow serves as the
+  // next free row of batch i.
+  schedule.rowInstances.resize(size_t(nextRow));
+  for (size_t i = 0; i < ids.size(); ++i)
+    schedule.rowInstances[size_t(round[size_t(roundBatchOf[i])].firstRow++)] = ids[i];
+}
+
 void appendByDepth(Schedule &schedule, const BatchGraph &graph, std::span<const int32_t> ids) {
   const size_t firstBatch = schedule.batches.size();
-  if (!ids.empty()) {
-    const int base = schedule.maxDepth;
-    const int32_t first = ids.front();
-    // Depth in this round by id - first; 0 for instances of earlier rounds,
-    // which are all an instance of the round can read besides its own.
-    std::vector<int> depth(size_t(ids.back() - first + 1), 0);
-    // (depth, kernel) -> batch index; first appearance fixes the order within a depth.
-    std::map<std::pair<int, const Kernel *>, size_t> batchIndex;
-    std::vector<Batch> round;
-    std::vector<std::pair<int, size_t>> order; // (depth, creation rank) of each batch
-    for (int32_t id : ids) {
-      int d = 1;
-      for (const ValueRef &a : graph.args(id))
-        if (a.instance >= first)
-          d = std::max(d, depth[size_t(a.instance - first)] + 1);
-      depth[size_t(id - first)] = d;
-      schedule.maxDepth = std::max(schedule.maxDepth, base + d);
-      const Kernel *kernel = graph.instance(id).kernel;
-      auto [it, inserted] = batchIndex.emplace(std::make_pair(d, kernel), round.size());
-      if (inserted) {
-        round.push_back(Batch{kernel, base + d, {}});
-        order.emplace_back(d, order.size());
-      }
-      round[it->second].instances.push_back(id);
-    }
-    std::vector<size_t> perm(round.size());
-    for (size_t i = 0; i < perm.size(); ++i)
-      perm[i] = i;
-    std::stable_sort(perm.begin(), perm.end(),
-                     [&](size_t a, size_t b) { return order[a] < order[b]; });
-    for (size_t i : perm)
-      schedule.batches.push_back(std::move(round[i]));
-  }
+  if (!ids.empty())
+    batchRoundByDepth(schedule, graph, ids);
   indexRows(schedule, firstBatch, graph.size());
 }
 
 void appendUnbatched(Schedule &schedule, const BatchGraph &graph, std::span<const int32_t> ids) {
   size_t firstBatch = schedule.batches.size();
-  for (int32_t id : ids)
-    schedule.batches.push_back(Batch{graph.instance(id).kernel, id + 1, {id}});
+  for (int32_t id : ids) {
+    schedule.batches.push_back(
+        Batch{graph.instance(id).kernel, id + 1, int32_t(schedule.rowInstances.size()), 1});
+    schedule.rowInstances.push_back(id);
+  }
   schedule.maxDepth = int(graph.size());
   indexRows(schedule, firstBatch, graph.size());
 }

@@ -8,18 +8,27 @@
 
 namespace foldc::rt {
 
-/// One batched kernel call: instances of one kernel, run as rows 0..n-1.
+/// One batched kernel call: `rows` instances of one kernel, run as rows
+/// 0..rows-1; they are Schedule::instances(batch).
 struct Batch {
   const Kernel *kernel = nullptr;
   int depth = 0;
-  std::vector<int32_t> instances;
+  int32_t firstRow = 0; ///< into Schedule::rowInstances
+  int32_t rows = 0;
 };
 
 struct Schedule {
-  std::vector<Batch> batches;   ///< in execution order
+  std::vector<Batch> batches; ///< in execution order
+  /// Every batch's instances, batch after batch: one array, so that a long
+  /// chain of one-row batches costs no allocation per step.
+  std::vector<int32_t> rowInstances;
   std::vector<int32_t> batchOf; ///< instance -> its batch
   std::vector<int32_t> rowOf;   ///< instance -> its row in that batch
   int maxDepth = 0;
+
+  std::span<const int32_t> instances(const Batch &batch) const {
+    return {rowInstances.data() + batch.firstRow, size_t(batch.rows)};
+  }
 };
 
 /// Fold's rule (Looks et al. 2017, §2): depth = 1 + the deepest argument

@@ -288,11 +288,39 @@ TEST(Scheduler, BalancedTreeHasOneNodeBatchPerLevel) {
   unfoldAll(model, balancedTrees(3, 8, 1), graph);
   Schedule s = scheduleByDepth(graph);
   ASSERT_EQ(s.batches.size(), 4u); // leaves, then levels of 4, 2, 1 nodes
-  EXPECT_EQ(s.batches[0].instances.size(), 24u);
-  EXPECT_EQ(s.batches[1].instances.size(), 12u);
-  EXPECT_EQ(s.batches[2].instances.size(), 6u);
-  EXPECT_EQ(s.batches[3].instances.size(), 3u);
+  EXPECT_EQ(s.batches[0].rows, 24);
+  EXPECT_EQ(s.batches[1].rows, 12);
+  EXPECT_EQ(s.batches[2].rows, 6);
+  EXPECT_EQ(s.batches[3].rows, 3);
   EXPECT_EQ(s.maxDepth, 4);
+}
+
+/// Every instance sits once in rowInstances, at its batch's row rowOf, and a
+/// batch's rows keep creation order: in one schedule, and in rounds, each
+/// appended after the last.
+TEST(Scheduler, RowsListEachInstanceOnceAtItsRow) {
+  UnfoldedForest forest(5);
+  const BatchGraph &graph = forest.graph;
+  std::vector<int32_t> firstRound, secondRound;
+  for (int32_t id = 0; id < int32_t(graph.size()); ++id)
+    (id < int32_t(graph.size()) / 2 ? firstRound : secondRound).push_back(id);
+  Schedule rounds;
+  appendByDepth(rounds, graph, firstRound);
+  appendByDepth(rounds, graph, secondRound);
+  for (const Schedule &s : {scheduleByDepth(graph), scheduleUnbatched(graph), rounds}) {
+    ASSERT_EQ(s.rowInstances.size(), graph.size());
+    int32_t nextRow = 0;
+    for (const Batch &batch : s.batches) {
+      EXPECT_EQ(batch.firstRow, nextRow) << "batches are contiguous, in order";
+      nextRow += batch.rows;
+      std::span<const int32_t> ids = s.instances(batch);
+      EXPECT_TRUE(std::is_sorted(ids.begin(), ids.end()));
+      for (int32_t id : ids)
+        EXPECT_EQ(graph.instance(id).kernel, batch.kernel);
+    }
+    for (int32_t id = 0; id < int32_t(graph.size()); ++id)
+      EXPECT_EQ(s.instances(s.batches[size_t(s.batchOf[id])])[size_t(s.rowOf[id])], id);
+  }
 }
 
 TEST(Scheduler, ChainDepthIsItsLength) {
