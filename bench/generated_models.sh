@@ -13,6 +13,7 @@ mkdir -p "$work"
   build/examples/sentiment/sst_to_jsonl examples/sentiment/data/sst/{train,dev,test}.txt -o build/sst
 head -n "$n" build/sst/train.jsonl > "$work/sentiment.jsonl"
 python3 examples/calculator/make_data.py "$n" 1 > "$work/calculator.jsonl"
+python3 examples/gnn/make_data.py "$n" 1 > "$work/gnn.jsonl"
 for e in attention language_id ngrams weave; do
   python3 test/Execution/Inputs/random_data.py "$e" "$n" 1 > "$work/$e.jsonl"
 done
@@ -20,7 +21,7 @@ seconds() { # DRIVER DATA [--no-batching]: one epoch's training time
   "$@" 2>/dev/null | python3 -c 'import json, sys; print(json.loads(sys.stdin.readline())["seconds"])'
 }
 printf '%-12s %8s %14s %14s %8s\n' model examples "batched ex/s" "unbatched ex/s" speedup
-for e in sentiment calculator language_id attention ngrams weave; do
+for e in sentiment calculator language_id attention ngrams weave gnn; do
   echo "bench: $e" >&2
   run=(build/examples/${e}_driver train --data "$work/$e.jsonl" --epochs 1 --batch-size "$batch")
   b=$(seconds "${run[@]}")
