@@ -55,10 +55,11 @@ template <typename X, typename Y, typename F> void elementwise(const X &x, Y &&y
     outBlock = f(inBlock);
   };
   // f over `count` consecutive floats from `from` to `to`. A full block is
-  // read where it is and written through the aligned block (Eigen peels an
-  // unaligned destination with scalar code), with copies of a constant size
-  // that compile to a few vector moves: copies of a run-time size had been
-  // two calls to memcpy per 16 floats, a tenth of a Tree-LSTM's inference.
+  // read where it is and evaluated into the aligned block (Eigen peels an
+  // unaligned destination with scalar code), then stored with a copy of
+  // constant size, a few vector moves: a copy of run-time size is a call to
+  // memcpy, and two of them per 16 floats were a tenth of a Tree-LSTM's
+  // inference. Only a partial last block goes through `in`.
   auto run = [&](const float *from, float *to, Eigen::Index count) {
     Eigen::Index k = 0;
     for (; k + kBlock <= count; k += kBlock) {
