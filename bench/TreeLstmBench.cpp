@@ -115,11 +115,11 @@ double runStatic(reference::TreeLstmModel<N, kClasses> &model, ParamStore &param
     ExecContext ctx{&params, training, 1};
     const float *rootArgs[] = {h.back().data()};
     float *logitOuts[] = {logits.data()};
-    ForwardCall fc{batch, rootArgs, logitOuts, nullptr, nullptr, nullptr, &ctx};
+    ForwardCall fc = forwardCall(batch, rootArgs, logitOuts, {}, &ctx);
     model.classifier().forward(fc);
     const float *lossArgs[] = {logits.data()};
     float *lossOuts[] = {losses.data()};
-    ForwardCall xc{batch, lossArgs, lossOuts, labels.data(), nullptr, nullptr, &ctx};
+    ForwardCall xc = forwardCall(batch, lossArgs, lossOuts, HostRows{labels.data()}, &ctx);
     model.xent().forward(xc);
     if (training) {
       Mat dLoss = Mat::Constant(batch, 1, 1.0f / float(batch)), dLogits(batch, kClasses);

@@ -667,14 +667,14 @@ private:
       s_.line(call(op, {w[0], W}) + "backward(" + in(o[0]) + ", " + dy + ", " + gradOf(o[0]) +
               ");");
       return;
-    case OpFamily::Compare:
+    case OpFamily::Compare: // hasNoGradient's families (Ops.def): backward() skips their ops
     case OpFamily::Argmax:
     case OpFamily::TopKIndices:
     case OpFamily::OneHot:
     case OpFamily::Fill:
     case OpFamily::FromHost:
-    case OpFamily::Segment: // a SegmentKernel (emitSegment)
-      return;               // no gradient flows
+    case OpFamily::Segment: // a SegmentKernel's own backward (emitSegment)
+      return;
     }
   }
 

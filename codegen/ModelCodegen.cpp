@@ -152,7 +152,7 @@ private:
       --lambdaDepth_;
       return out;
     }
-    default: // host scalars (the batching analysis allows nothing else)
+    default: // host scalars (lowering allows nothing else)
       return "nlohmann::json(" + value + ")";
     }
   }

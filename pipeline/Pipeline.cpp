@@ -3,7 +3,7 @@
 
 #include "frontend/ASTPrinter.h"
 #include "frontend/Parser.h"
-#include "passes/batching/BatchingAnalysis.h"
+#include "passes/batching/LowerToPlan.h"
 #include "passes/batching/PlanVerifier.h"
 #include "passes/sema/TypeCheck.h"
 #include "passes/sema/TypesPrinter.h"
@@ -106,7 +106,7 @@ bool compile(SourceManager &sources, uint32_t file, DiagnosticEngine &diag,
   passes.run(
       Pass::Batching, "batching",
       [&] {
-        result.plan = analyzeBatching(*program, diag);
+        result.plan = lowerToPlan(*program, diag);
         return noErrors();
       },
       [&](std::ostream &out) { printPlan(result.plan, out); });

@@ -4,8 +4,10 @@
 The layers and what each may include are the map of docs/architecture.md:
 the compiler's phases in order (frontend, passes/builtins, passes/sema,
 passes/batching, codegen, pipeline, tools) beside the runtime's parts
-(support, engine, io, model, parallel, driver), which know nothing of the
-compiler. Prints each include that breaks the rule as FILE:LINE and exits 1.
+(support, engine, io, model, parallel, driver, python, reference), which know
+nothing of the compiler. Prints each include that breaks the rule as
+FILE:LINE, and each folder of the compiler's or the runtime's that is in no
+layer (a new folder must be given its place in the map), and exits 1.
 
 Usage: check_layering.py [ROOT]   (ROOT: the source tree, default: this checkout)
 """
@@ -23,8 +25,11 @@ RUNTIME_BELOW = {
     "runtime/parallel": ["runtime/support", "runtime/engine"],
     "runtime/driver": ["runtime/support", "runtime/engine", "runtime/io", "runtime/model",
                        "runtime/parallel"],
+    "runtime/python": ["runtime/support", "runtime/engine", "runtime/io", "runtime/model"],
     "runtime/reference": ["runtime/support", "runtime/engine", "runtime/io", "runtime/model"],
 }
+# Folders whose every subfolder holding code must be a layer of the map.
+MAPPED_PARENTS = ["passes", "runtime"]
 
 
 def allowed_layers(layer):
@@ -68,14 +73,33 @@ def violations(root):
                                   f"(layer {target}, above or beside it)"
 
 
+def unmapped_folders(root):
+    """Folders of code under the compiler's and runtime's parents that are in no layer."""
+    layers = set(COMPILER) | set(RUNTIME_BELOW)
+    for parent in MAPPED_PARENTS:
+        folder = os.path.join(root, parent)
+        if not os.path.isdir(folder):
+            continue
+        for name in sorted(os.listdir(folder)):
+            path = os.path.join(folder, name)
+            holds_code = os.path.isdir(path) and any(
+                f.endswith((".h", ".cpp", ".def")) for _, _, files in os.walk(path) for f in files)
+            if holds_code and f"{parent}/{name}" not in layers:
+                yield f"{parent}/{name}: a folder in no layer (give it its place in " \
+                      f"scripts/check_layering.py and docs/architecture.md)"
+
+
 def main():
     root = sys.argv[1] if len(sys.argv) > 1 else os.path.dirname(
         os.path.dirname(os.path.abspath(__file__)))
     found = list(violations(root))
-    for v in found:
+    unmapped = list(unmapped_folders(root))
+    for v in found + unmapped:
         print(v)
     print(f"layering: {len(found)} include(s) against the layers")
-    return 1 if found else 0
+    if unmapped:
+        print(f"layering: {len(unmapped)} folder(s) in no layer")
+    return 1 if found or unmapped else 0
 
 
 if __name__ == "__main__":

@@ -9,14 +9,8 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 EPOCHS=${EPOCHS:-8}
 TRAIN=${TRAIN:-6000}
-out=build/gnn-run
-mkdir -p "$out"
-echo "== building foldc and examples/gnn (log: $out/build.log)" >&2
-if ! bash scripts/build.sh foldc gnn_driver > "$out/build.log" 2>&1; then
-  tail -30 "$out/build.log" >&2
-  exit 1
-fi
-driver=build/examples/gnn_driver
+source examples/common.sh
+build_example gnn
 python3 examples/gnn/make_data.py "$TRAIN" 1 > "$out/train.jsonl"
 python3 examples/gnn/make_data.py 1000 2 > "$out/test.jsonl"
 head -2000 "$out/train.jsonl" > "$out/speed.jsonl"

@@ -9,14 +9,8 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 EPOCHS=${EPOCHS:-6}
 TRAIN=${TRAIN:-10000}
-out=build/seq2seq-run
-mkdir -p "$out"
-echo "== building foldc and examples/seq2seq (log: $out/build.log)" >&2
-if ! bash scripts/build.sh foldc seq2seq_driver > "$out/build.log" 2>&1; then
-  tail -30 "$out/build.log" >&2
-  exit 1
-fi
-driver=build/examples/seq2seq_driver
+source examples/common.sh
+build_example seq2seq
 python3 examples/seq2seq/make_data.py "$TRAIN" 1 > "$out/train.jsonl"
 python3 examples/seq2seq/make_data.py 1000 2 --greedy --beam > "$out/test.jsonl"
 echo "== training: $TRAIN sequences, $EPOCHS epochs, teacher forcing" >&2

@@ -165,6 +165,25 @@ size_t helperKernelCount(SequenceKind kind) {
   return 0;
 }
 
+size_t loopLocalCount(CombinatorKind kind) {
+  switch (kind) {
+  case CombinatorKind::Map:
+    return 1; // the element
+  case CombinatorKind::Loop:
+    return 1; // the state
+  case CombinatorKind::ZipWith:
+    return 2; // the two elements
+  case CombinatorKind::Fold:
+  case CombinatorKind::Rnn:
+    return 2; // the state, the element
+  case CombinatorKind::Reduce:
+    return 2; // the two values combined
+  case CombinatorKind::Beam:
+    return 2; // the state, the last token
+  }
+  return 0;
+}
+
 } // namespace foldc
 
 namespace foldc {

@@ -1,4 +1,4 @@
-// The batch plan: the typed IR between the batching analysis and code
+// The batch plan: the typed IR between lowering and code
 // generation. It holds everything codegen reads (no AST, no TypedProgram):
 // the data types, the parameters, the kernels (fused regions of tensor
 // computation, one batched call per depth) and the host-side unfolding steps
@@ -232,6 +232,8 @@ enum class SequenceKind { Sum, Mean, Max, Min, Softmax };
 std::string_view sequenceKindName(SequenceKind kind);
 /// How many helper kernels a Sequence step of `kind` instantiates (sequenceKernels).
 size_t helperKernelCount(SequenceKind kind);
+/// How many locals the body of a Combinator step of `kind` binds each time.
+size_t loopLocalCount(CombinatorKind kind);
 
 /// A host-side unfolding step, with nested steps (match arms, loop bodies).
 struct UnfoldStep {

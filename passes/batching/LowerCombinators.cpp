@@ -68,7 +68,7 @@ LoweredValue Lowering::builtin(Builtin builtin, std::vector<LoweredValue> args, 
   switch (builtin) {
 #define FOLDC_ELEMENTWISE(Kind, Name, Accepts) case Builtin::Kind:
 #include "passes/builtins/Ops.def"
-#define FOLDC_FUNCTION(Kind, Name, MinArgs, MaxArgs) case Builtin::Kind:
+#define FOLDC_FUNCTION(Kind, Name, MinArgs, MaxArgs, Operands) case Builtin::Kind:
 #include "passes/builtins/Builtins.def"
     return tensorFunction(builtin, std::move(args), type, site, ctx);
   case Builtin::Length:
@@ -105,25 +105,50 @@ LoweredValue Lowering::builtin(Builtin builtin, std::vector<LoweredValue> args, 
   return LoweredValue::none(type);
 }
 
-/// sum/mean/max/min/softmax across a sequence, rather than over a tensor's axis.
+/// The builtin that computes `kind` across a sequence.
+static Builtin builtinOf(SequenceKind kind) {
+  switch (kind) {
+  case SequenceKind::Sum:
+    return Builtin::Sum;
+  case SequenceKind::Mean:
+    return Builtin::Mean;
+  case SequenceKind::Max:
+    return Builtin::Max;
+  case SequenceKind::Min:
+    return Builtin::Min;
+  case SequenceKind::Softmax:
+    return Builtin::Softmax;
+  }
+  return Builtin::Sum;
+}
+
+/// sum/mean/max/min/softmax across a sequence, rather than over a tensor's
+/// axis (the type checker accepts no other function of a list).
 static std::optional<SequenceKind> acrossSequence(Builtin builtin,
                                                   const std::vector<LoweredValue> &args) {
   if (args.empty() || !args[0].type || args[0].type->kind != TypeKind::List)
     return std::nullopt;
-  switch (builtin) {
-  case Builtin::Sum:
-    return SequenceKind::Sum;
-  case Builtin::Mean:
-    return SequenceKind::Mean;
-  case Builtin::Max:
-    return SequenceKind::Max;
-  case Builtin::Min:
-    return SequenceKind::Min;
-  case Builtin::Softmax:
-    return SequenceKind::Softmax;
-  default:
-    return std::nullopt; // the type checker accepts no other function of a list
+  for (SequenceKind kind : {SequenceKind::Sum, SequenceKind::Mean, SequenceKind::Max,
+                            SequenceKind::Min, SequenceKind::Softmax})
+    if (builtinOf(kind) == builtin)
+      return kind;
+  return std::nullopt;
+}
+
+/// The arguments of a call that are its op's operands (Builtins.def's
+/// Operands column).
+static std::vector<LoweredValue> operandsOf(Builtin builtin, std::vector<LoweredValue> args) {
+  switch (builtinInfo(builtin).operands) {
+  case Operands::All:
+    return args;
+  case Operands::First:
+    return {args.front()};
+  case Operands::Last:
+    return {args.back()};
+  case Operands::NoOperand:
+    return {};
   }
+  return args;
 }
 
 LoweredValue Lowering::tensorFunction(Builtin builtin, std::vector<LoweredValue> args,
@@ -149,34 +174,18 @@ LoweredValue Lowering::tensorFunction(Builtin builtin, std::vector<LoweredValue>
   OpAttrs attrs;
   if (opInfo(op).attr == OpAttr::Axis)
     attrs.axis = axisOfCall(site, args[0].type);
-  std::vector<LoweredValue> operands;
-  switch (op) {
-  case OpKind::Zeros:
-  case OpKind::Ones:
-    break; // the sizes are in the type
-  case OpKind::OneHot:
-  case OpKind::Vector:
-    operands = {args[1]}; // one_hot(D, i), vector(n, xs): the size is in the type
-    break;
-  case OpKind::Reshape:
-    operands = {args[0]}; // reshape(x, d...): the shape is in the type
-    break;
-  case OpKind::TopK: { // two ops: the values, then their positions
+  std::vector<LoweredValue> operands = operandsOf(builtin, args);
+  if (op == OpKind::TopK) { // two ops: the values, then their positions
     attrs.hi = type->elements[0]->shape[0];
-    LoweredValue values =
-        emit(ctx, OpKind::TopK, {args[1]}, type->elements[0], site.range(), attrs);
+    LoweredValue values = emit(ctx, OpKind::TopK, operands, type->elements[0], site.range(), attrs);
     LoweredValue positions =
-        emit(ctx, OpKind::TopKIndices, {args[1]}, type->elements[1], site.range(), attrs);
+        emit(ctx, OpKind::TopKIndices, operands, type->elements[1], site.range(), attrs);
     return tuple({values, positions});
   }
-  case OpKind::Dropout:
+  if (opInfo(op).attr == OpAttr::Rate) { // dropout(x, rate)
     if (!args[1].constant)
       return notSupported(site.range(), "a dropout rate that is not a constant", type);
     attrs.rate = args[1].number;
-    operands = {args[0]};
-    break;
-  default:
-    operands = args;
   }
   return emit(ctx, op, operands, type, site.range(), attrs);
 }
@@ -197,9 +206,9 @@ int Lowering::axisOfCall(const Expr &site, const TypeRef &tensor) const {
   auto *call = dyn_cast<CallExpr>(&site);
   if (!call)
     return -1;
-  for (const Argument &a : call->args)
-    if (a.name == "axis")
-      return planAxis(program_.callAxes.at(a.value.get()), tensor->shape.size());
+  for (const Argument &a : call->args) // sema recorded the axis a call names
+    if (auto axis = program_.callAxes.find(a.value.get()); axis != program_.callAxes.end())
+      return planAxis(axis->second, tensor->shape.size());
   return -1;
 }
 

@@ -342,8 +342,8 @@ LoweredValue Lowering::evalCall(const CallExpr &call, const TypeRef &type, Conte
       args.push_back(eval(*a.value, ctx));
   if (auto *name = dyn_cast<NameExpr>(call.callee.get())) {
     const Symbol &sym = program_.names->names.at(name);
-    if (sym.kind == Symbol::Kind::Builtin)
-      return builtin(*builtinNamed(name->name), args, type, call, ctx);
+    if (sym.kind == Symbol::Kind::Builtin) // sema let only callables through
+      return builtin(sym.builtin.callable, args, type, call, ctx);
     // A block parameter of an inlined def: apply the block it was given.
     if (auto bound = env_.find(sym.binding);
         sym.kind == Symbol::Kind::Local && bound != env_.end() && bound->second.block)

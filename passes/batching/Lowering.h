@@ -1,7 +1,7 @@
-// The lowering behind BatchingAnalysis.h: one walk over the typed program
+// The lowering behind LowerToPlan.h: one walk over the typed program
 // that builds the kernels and the unfolding steps. Private to
 // passes/batching/; its members are defined by node family in
-// BatchingAnalysis.cpp (module, functions, steps, kernels), LowerExprs.cpp,
+// LowerModule.cpp (module, functions, steps, kernels), LowerExprs.cpp,
 // LowerLayers.cpp and LowerCombinators.cpp.
 #pragma once
 

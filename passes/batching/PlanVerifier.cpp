@@ -305,9 +305,7 @@ private:
         failStep(s, "calls a function with the wrong number of arguments");
       break;
     case UnfoldStep::Kind::Combinator: {
-      size_t expected =
-          s.combinator == CombinatorKind::Map || s.combinator == CombinatorKind::Loop ? 1 : 2;
-      if (s.loopLocals.size() != expected || s.children.empty() ||
+      if (s.loopLocals.size() != loopLocalCount(s.combinator) || s.children.empty() ||
           s.children.back().kind != UnfoldStep::Kind::Yield)
         failStep(s, "is a loop without its element locals or a yielded value");
       std::set<int> inner = defined;

@@ -7,17 +7,32 @@ namespace {
 
 constexpr BuiltinInfo kBuiltins[] = {
 #define FOLDC_ELEMENTWISE(Kind, Name, Takes)                                                       \
-  {Builtin::Kind, Name, BuiltinRole::Elementwise, 1, 1, Accepts::Takes},
+  {Builtin::Kind, Name, BuiltinRole::Elementwise, 1, 1, Accepts::Takes, Operands::All},
 #include "passes/builtins/Ops.def"
-#define FOLDC_FUNCTION(Kind, Name, MinArgs, MaxArgs)                                               \
-  {Builtin::Kind, Name, BuiltinRole::Function, MinArgs, MaxArgs, Accepts::Float},
+#define FOLDC_FUNCTION(Kind, Name, MinArgs, MaxArgs, Ops)                                          \
+  {Builtin::Kind, Name, BuiltinRole::Function, MinArgs, MaxArgs, Accepts::Float, Operands::Ops},
 #define FOLDC_COMBINATOR(Kind, Name, MinArgs, Arity)                                               \
-  {Builtin::Kind, Name, BuiltinRole::Combinator, MinArgs, Arity, Accepts::Float},
+  {Builtin::Kind, Name, BuiltinRole::Combinator, MinArgs, Arity, Accepts::Float, Operands::All},
 #include "passes/builtins/Builtins.def"
 };
 
+constexpr OptionInfo kOptions[] = {
+#define FOLDC_OPTION(Kind, Name, TakenBy, Takes)                                                   \
+  {Option::Kind, Name, OptionTakenBy::TakenBy, OptionTakes::Takes},
+#include "passes/builtins/Builtins.def"
+};
+
+/// The option column of FOLDC_LAYER rows: an option's Kind, or None.
+namespace layer_option {
+inline constexpr std::optional<Option> None = std::nullopt;
+#define FOLDC_OPTION(Kind, Name, TakenBy, Takes)                                                   \
+  inline constexpr std::optional<Option> Kind = Option::Kind;
+#include "passes/builtins/Builtins.def"
+} // namespace layer_option
+
 constexpr LayerKindInfo kLayerKinds[] = {
-#define FOLDC_LAYER(Kind, Name, Sizes, Option) {LayerKind::Kind, Name, LayerSizes::Sizes, Option},
+#define FOLDC_LAYER(Kind, Name, Sizes, Option)                                                     \
+  {LayerKind::Kind, Name, LayerSizes::Sizes, layer_option::Option},
 #include "passes/builtins/Builtins.def"
 };
 
@@ -53,6 +68,7 @@ constexpr bool inEnumOrder(const Row (&table)[N], Key Row::*key) {
 static_assert(inEnumOrder(kBuiltins, &BuiltinInfo::builtin));
 static_assert(inEnumOrder(kLayerKinds, &LayerKindInfo::kind));
 static_assert(inEnumOrder(kInitKinds, &InitKindInfo::kind));
+static_assert(inEnumOrder(kOptions, &OptionInfo::option));
 
 } // namespace
 
@@ -68,7 +84,7 @@ std::optional<OpKind> opOf(Builtin builtin) {
   case Builtin::Kind:                                                                              \
     return OpKind::Kind;
 #include "passes/builtins/Ops.def"
-#define FOLDC_FUNCTION(Kind, Name, MinArgs, MaxArgs)                                               \
+#define FOLDC_FUNCTION(Kind, Name, MinArgs, MaxArgs, Operands)                                     \
   case Builtin::Kind:                                                                              \
     return OpKind::Kind;
 #define FOLDC_COMBINATOR(Kind, Name, MinArgs, Arity)                                               \
@@ -117,8 +133,56 @@ std::optional<OpKind> opOf(Activation activation) {
   return std::nullopt;
 }
 
-bool isBuiltinName(std::string_view name) {
-  return builtinNamed(name) || layerKindNamed(name) || initKindNamed(name) || activationNamed(name);
+const OptionInfo &optionInfo(Option option) { return kOptions[static_cast<int>(option)]; }
+
+std::optional<Option> optionNamed(std::string_view name) {
+  return findNamed(kOptions, name, &OptionInfo::option, &OptionInfo::name);
+}
+
+bool takesAxis(Builtin builtin) {
+  std::optional<OpKind> op = opOf(builtin);
+  return op && opInfo(*op).attr == OpAttr::Axis;
+}
+
+std::optional<BuiltinName> builtinIn(BuiltinName::Table table, std::string_view name) {
+  BuiltinName found;
+  found.table = table;
+  switch (table) {
+  case BuiltinName::Table::Callable:
+    if (std::optional<Builtin> callable = builtinNamed(name)) {
+      found.callable = *callable;
+      return found;
+    }
+    return std::nullopt;
+  case BuiltinName::Table::LayerConstructor:
+    if (std::optional<LayerKind> layer = layerKindNamed(name)) {
+      found.layer = *layer;
+      return found;
+    }
+    return std::nullopt;
+  case BuiltinName::Table::Initializer:
+    if (std::optional<InitKind> initializer = initKindNamed(name)) {
+      found.initializer = *initializer;
+      return found;
+    }
+    return std::nullopt;
+  case BuiltinName::Table::Activation:
+    if (std::optional<Activation> activation = activationNamed(name)) {
+      found.activation = *activation;
+      return found;
+    }
+    return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+std::optional<BuiltinName> resolveBuiltinName(std::string_view name) {
+  for (BuiltinName::Table table :
+       {BuiltinName::Table::Callable, BuiltinName::Table::LayerConstructor,
+        BuiltinName::Table::Initializer, BuiltinName::Table::Activation})
+    if (std::optional<BuiltinName> found = builtinIn(table, name))
+      return found;
+  return std::nullopt;
 }
 
 } // namespace foldc

@@ -17,7 +17,7 @@ namespace foldc {
 enum class Builtin {
 #define FOLDC_ELEMENTWISE(Kind, Name, Accepts) Kind,
 #include "passes/builtins/Ops.def"
-#define FOLDC_FUNCTION(Kind, Name, MinArgs, MaxArgs) Kind,
+#define FOLDC_FUNCTION(Kind, Name, MinArgs, MaxArgs, Operands) Kind,
 #define FOLDC_COMBINATOR(Kind, Name, MinArgs, Arity) Kind,
 #include "passes/builtins/Builtins.def"
 };
@@ -25,7 +25,7 @@ enum class Builtin {
 inline constexpr int kBuiltinCount = 0
 #define FOLDC_ELEMENTWISE(Kind, Name, Accepts) +1
 #include "passes/builtins/Ops.def"
-#define FOLDC_FUNCTION(Kind, Name, MinArgs, MaxArgs) +1
+#define FOLDC_FUNCTION(Kind, Name, MinArgs, MaxArgs, Operands) +1
 #define FOLDC_COMBINATOR(Kind, Name, MinArgs, Arity) +1
 #include "passes/builtins/Builtins.def"
     ;
@@ -42,18 +42,45 @@ enum class Accepts {
   Number, ///< f32 or i32 tensors; the result keeps the element type
 };
 
+/// Which arguments of a tensor function are its op's operands (the others
+/// are host values its result's type or its op's attribute holds).
+enum class Operands { All, First, Last, NoOperand };
+
 struct BuiltinInfo {
   Builtin builtin;
   std::string_view name;
   BuiltinRole role;
   int minArgs, maxArgs; ///< maxArgs -1: any number
   Accepts accepts;      ///< element-wise functions: their argument
+  Operands operands;    ///< tensor functions: which arguments the op takes
 };
 
 const BuiltinInfo &builtinInfo(Builtin builtin);
 std::optional<Builtin> builtinNamed(std::string_view name);
 /// The kernel op of an element-wise or tensor function; none for a combinator.
 std::optional<OpKind> opOf(Builtin builtin);
+
+/// A named argument (`axis: 0`, `trainable: false`, `act: relu`).
+enum class Option {
+#define FOLDC_OPTION(Kind, Name, TakenBy, Takes) Kind,
+#include "passes/builtins/Builtins.def"
+};
+/// Which calls take an option.
+enum class OptionTakenBy {
+  AxisCalls, ///< builtins whose op has the Axis attribute, as their last argument
+  Layers,    ///< every layer constructor
+  ItsLayers, ///< the layer constructors whose row names it
+};
+/// What an option's value is.
+enum class OptionTakes { Value, Bool, Activation, Initializer };
+struct OptionInfo {
+  Option option;
+  std::string_view name;
+  OptionTakenBy takenBy;
+  OptionTakes takes;
+};
+const OptionInfo &optionInfo(Option option);
+std::optional<Option> optionNamed(std::string_view name);
 
 enum class LayerKind {
 #define FOLDC_LAYER(Kind, Name, Sizes, Option) Kind,
@@ -65,7 +92,7 @@ struct LayerKindInfo {
   LayerKind kind;
   std::string_view name;
   LayerSizes sizes;
-  std::string_view option; ///< its one named option (`act`, `init`), or empty
+  std::optional<Option> option; ///< its own named option (`act`, `init`), if any
 };
 const LayerKindInfo &layerKindInfo(LayerKind kind);
 std::optional<LayerKind> layerKindNamed(std::string_view name);
@@ -100,8 +127,24 @@ std::optional<Activation> activationNamed(std::string_view name);
 /// The op an activation applies; none for `none`.
 std::optional<OpKind> opOf(Activation activation);
 
-/// Whether `name` is a builtin of any kind (so a name that resolves to nothing
-/// else resolves to it).
-bool isBuiltinName(std::string_view name);
+/// Whether builtin `builtin` takes an `axis:` (its op has the Axis attribute).
+bool takesAxis(Builtin builtin);
+
+/// A builtin name resolved to its row: name resolution finds it once, and
+/// later phases read the enum, never the name.
+struct BuiltinName {
+  enum class Table { Callable, LayerConstructor, Initializer, Activation };
+  Table table = Table::Callable;
+  Builtin callable{};      ///< Callable
+  LayerKind layer{};       ///< LayerConstructor
+  InitKind initializer{};  ///< Initializer
+  Activation activation{}; ///< Activation
+};
+/// The row `name` names in `table`, if any.
+std::optional<BuiltinName> builtinIn(BuiltinName::Table table, std::string_view name);
+/// The row `name` names in the first table that has it (callables, layer
+/// constructors, initialisers, activations), if any: a name that resolves
+/// to nothing else resolves to it.
+std::optional<BuiltinName> resolveBuiltinName(std::string_view name);
 
 } // namespace foldc

@@ -13,6 +13,16 @@ constexpr OpInfo kOps[] = {
 #include "passes/builtins/Ops.def"
 };
 
+/// Per family (in enum order), whether a gradient flows through its ops.
+constexpr bool kFamilyGradientFlows[] = {
+#define FOLDC_FAMILY(Family, Gradient) FOLDC_GRADIENT_##Gradient,
+#define FOLDC_GRADIENT_Flows true
+#define FOLDC_GRADIENT_None false
+#include "passes/builtins/Ops.def"
+#undef FOLDC_GRADIENT_Flows
+#undef FOLDC_GRADIENT_None
+};
+
 } // namespace
 
 const OpInfo &opInfo(OpKind kind) { return kOps[static_cast<int>(kind)]; }
@@ -25,19 +35,9 @@ std::optional<OpKind> opNamed(std::string_view name) {
 }
 
 bool hasNoGradient(OpKind kind) {
-  if (kind == OpKind::StopGradient)
-    return true;
-  switch (opInfo(kind).family) {
-  case OpFamily::Compare:
-  case OpFamily::Argmax:
-  case OpFamily::TopKIndices:
-  case OpFamily::OneHot:
-  case OpFamily::Fill:
-  case OpFamily::FromHost:
-    return true;
-  default:
-    return false;
-  }
+  // stop_gradient is the one op of a gradient-taking family that stops it.
+  return kind == OpKind::StopGradient ||
+         !kFamilyGradientFlows[static_cast<int>(opInfo(kind).family)];
 }
 
 } // namespace foldc

@@ -11,36 +11,11 @@ enum class OpKind {
 #include "passes/builtins/Ops.def"
 };
 
-/// Ops of one family share a shape rule and a runtime primitive.
+/// Ops of one family share a shape rule and a runtime primitive (Ops.def's
+/// FOLDC_FAMILY rows).
 enum class OpFamily {
-  Unary,
-  Binary,
-  Compare,
-  Reduce,
-  Gather,
-  Linear,
-  BiasAdd,
-  Read,
-  MatMul,
-  Slice,
-  Concat,
-  Transpose, ///< [a, b] -> [b, a]
-  Outer,     ///< [a], [b] -> [a, b]
-  Reshape,   ///< the same numbers under another shape
-  Dot,
-  Softmax,
-  LogSoftmax,
-  Argmax,
-  TopK,        ///< the k largest of the last axis, largest first (attrs hi = k)
-  TopKIndices, ///< their positions (no gradient)
-  OneHot,
-  Xent,
-  Mse,
-  SigmoidXent,
-  Dropout,
-  Segment, ///< the sum/mean/max of a variadic kernel's arguments
-  Fill,
-  FromHost
+#define FOLDC_FAMILY(Family, Gradient) Family,
+#include "passes/builtins/Ops.def"
 };
 
 /// The typed attribute an op carries (see OpAttrs in BatchPlan.h).

@@ -126,7 +126,34 @@ private:
   void resolveParam(const ParamDecl &param) {
     resolveType(*param.type);
     if (param.init)
-      resolveExpr(*param.init);
+      resolveInitializer(*param.init, false);
+  }
+
+  void bindBuiltin(const NameExpr &name, const BuiltinName &row) {
+    Symbol symbol{Symbol::Kind::Builtin, nullptr, nullptr, row};
+    out_.names[&name] = symbol;
+  }
+
+  /// An initialiser (a param's `= uniform(a, b)`, an embedding's `init:`):
+  /// its name is a row of the initialiser table (`zeros` there is not the
+  /// function). Anything else is resolved as an expression, for the checker
+  /// to report, except a bare name given to an option (a keyword).
+  void resolveInitializer(const Expr &init, bool bareNameIsKeyword) {
+    const NameExpr *name = dyn_cast<NameExpr>(&init);
+    const CallExpr *call = dyn_cast<CallExpr>(&init);
+    if (call)
+      name = dyn_cast<NameExpr>(call->callee.get());
+    std::optional<BuiltinName> row =
+        name ? builtinIn(BuiltinName::Table::Initializer, name->name) : std::nullopt;
+    if (!row) {
+      if (!(bareNameIsKeyword && isa<NameExpr>(&init)))
+        resolveExpr(init);
+      return;
+    }
+    bindBuiltin(*name, *row);
+    if (call)
+      for (const Argument &a : call->args)
+        resolveArgument(a);
   }
 
   void resolveFunction(const FunctionDecl &fn) {
@@ -187,22 +214,22 @@ private:
     for (auto scope = scopes_.rbegin(); scope != scopes_.rend(); ++scope) {
       auto it = scope->names.find(name.name);
       if (it != scope->names.end()) {
-        out_.names[&name] = Symbol{Symbol::Kind::Local, nullptr, it->second.site, ""};
+        out_.names[&name] = Symbol{Symbol::Kind::Local, nullptr, it->second.site, {}};
         return;
       }
     }
     if (auto it = out_.globals.find(name.name); it != out_.globals.end()) {
-      out_.names[&name] = Symbol{globalKind(*it->second), it->second, nullptr, ""};
+      out_.names[&name] = Symbol{globalKind(*it->second), it->second, nullptr, {}};
       return;
     }
     if (auto host = out_.hostFunctions.find(name.name); host != out_.hostFunctions.end()) {
-      Symbol symbol{Symbol::Kind::HostFunction, nullptr, nullptr, ""};
+      Symbol symbol{Symbol::Kind::HostFunction, nullptr, nullptr, {}};
       symbol.hostFunction = host->second;
       out_.names[&name] = symbol;
       return;
     }
-    if (isBuiltinName(name.name)) {
-      out_.names[&name] = Symbol{Symbol::Kind::Builtin, nullptr, nullptr, name.name};
+    if (std::optional<BuiltinName> row = resolveBuiltinName(name.name)) {
+      bindBuiltin(name, *row);
       return;
     }
     auto error = diag_.error(name.range());
@@ -332,24 +359,54 @@ private:
 
   /// The constructor's name (`fc`) is checked with the layer; only its
   /// arguments can name consts.
+  /// `fc(in -> out, act: relu)`: the callee is a row of the layer table.
   void resolveLayerConstructor(const Expr &constructor) {
     auto *call = dyn_cast<CallExpr>(&constructor);
-    if (!call || !isa<NameExpr>(call->callee.get())) {
+    auto *callee = call ? dyn_cast<NameExpr>(call->callee.get()) : nullptr;
+    if (!callee) {
       resolveExpr(constructor);
       return;
     }
+    if (auto row = builtinIn(BuiltinName::Table::LayerConstructor, callee->name))
+      bindBuiltin(*callee, *row);
     for (const Argument &a : call->args)
       resolveArgument(a);
   }
 
-  /// `act: none` names an activation, not a value: it is checked with the layer.
-  /// A layer option's bare name (`act: tanh`) is a keyword, not a value;
-  /// an `axis:` or an `lr_scale:` is a value (a const, say).
+  /// A named argument's name is looked up in the option table once, here.
+  /// An option whose value is a keyword (`act: tanh`, `init: glorot`) has
+  /// that name resolved in the option's own table; a value option (`axis:`,
+  /// `lr_scale:`) has an expression (a const, say).
   void resolveArgument(const Argument &arg) {
-    bool valueOption = arg.name == "axis" || arg.name == "lr_scale";
-    if (!arg.name.empty() && !valueOption && isa<NameExpr>(arg.value.get()))
+    if (arg.name.empty()) {
+      resolveExpr(*arg.value);
       return;
-    resolveExpr(*arg.value);
+    }
+    std::optional<Option> option = optionNamed(arg.name);
+    if (option)
+      out_.options[&arg] = *option;
+    OptionTakes takes = option ? optionInfo(*option).takes : OptionTakes::Bool;
+    auto *bare = dyn_cast<NameExpr>(arg.value.get());
+    switch (takes) {
+    case OptionTakes::Value:
+      resolveExpr(*arg.value);
+      return;
+    case OptionTakes::Initializer:
+      resolveInitializer(*arg.value, true);
+      return;
+    case OptionTakes::Activation:
+      if (bare) {
+        if (auto row = builtinIn(BuiltinName::Table::Activation, bare->name))
+          bindBuiltin(*bare, *row);
+        return;
+      }
+      resolveExpr(*arg.value);
+      return;
+    case OptionTakes::Bool: // true or false; an unknown option's bare name is the checker's
+      if (!bare)
+        resolveExpr(*arg.value);
+      return;
+    }
   }
 
   void resolveType(const TypeExpr &type) {

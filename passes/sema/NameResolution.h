@@ -3,6 +3,7 @@
 
 #include "frontend/AST.h"
 #include "frontend/Diagnostics.h"
+#include "passes/builtins/Builtins.h"
 #include "passes/sema/HeaderImport.h"
 
 #include <string>
@@ -18,7 +19,7 @@ struct Symbol {
   /// Local: the binding site, one of NamePattern*, Parameter*, MatchArm*
   /// (its binder) or ParamDecl* (a param inside a def).
   const void *binding = nullptr;
-  std::string builtin;   ///< Builtin: its name
+  BuiltinName builtin;   ///< Builtin: the row of its table
   int hostFunction = -1; ///< HostFunction: its index
 };
 
@@ -35,6 +36,9 @@ struct ResolvedNames {
   std::unordered_map<std::string, int> hostFunctions;   ///< imported C++ functions
   std::unordered_map<std::string, VariantRef> variants; ///< union variants by name
   std::unordered_map<const NameExpr *, Symbol> names;
+  /// Every named argument whose name is an option of the FOLDC_OPTION table
+  /// (the checker reports the others, where it knows what the call takes).
+  std::unordered_map<const Argument *, Option> options;
   std::unordered_map<const NamedTypeExpr *, const DataDecl *> typeNames;
   const FunctionDecl *model = nullptr;
 };

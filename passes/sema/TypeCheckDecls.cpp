@@ -132,7 +132,8 @@ void TypeChecker::checkInitializer(const Expr &init, const TypeRef &paramType,
   const CallExpr *call = dyn_cast<CallExpr>(&init);
   if (call)
     name = dyn_cast<NameExpr>(call->callee.get());
-  std::optional<InitKind> written = name ? initKindNamed(name->name) : std::nullopt;
+  std::optional<BuiltinName> row = rowOf(name, BuiltinName::Table::Initializer);
+  std::optional<InitKind> written = row ? std::optional(row->initializer) : std::nullopt;
   if (!written) {
     diag_.error(init.range()) << "expected an initialiser (zeros, ones, uniform(a, b), "
                                  "normal(std), glorot or constant(v)), found '"
@@ -159,7 +160,8 @@ void TypeChecker::checkInitializer(const Expr &init, const TypeRef &paramType,
 void TypeChecker::checkLayer(const LayerDecl &layer) {
   const CallExpr *call = dyn_cast<CallExpr>(layer.constructor.get());
   const NameExpr *ctor = call ? dyn_cast<NameExpr>(call->callee.get()) : nullptr;
-  std::optional<LayerKind> kind = ctor ? layerKindNamed(ctor->name) : std::nullopt;
+  std::optional<BuiltinName> row = rowOf(ctor, BuiltinName::Table::LayerConstructor);
+  std::optional<LayerKind> kind = row ? std::optional(row->layer) : std::nullopt;
   if (!kind) {
     diag_.error(layer.constructor->range())
         << "expected a layer constructor (fc, embedding, lstm or gru), found '"
@@ -171,19 +173,21 @@ void TypeChecker::checkLayer(const LayerDecl &layer) {
   const Expr *option = nullptr;
   LayerInfo info;
   for (const Argument &arg : call->args) {
+    std::optional<Option> named = optionOf(arg);
     if (arg.name.empty()) {
       positional.push_back(arg.value.get());
-    } else if (!ctorInfo.option.empty() && arg.name == ctorInfo.option) {
+    } else if (named && named == ctorInfo.option) {
       option = arg.value.get();
-    } else if (arg.name == "trainable" || arg.name == "lr_scale") {
-      if (!checkTrainingOption(arg, info))
+    } else if (named && optionInfo(*named).takenBy == OptionTakenBy::Layers) {
+      if (!checkTrainingOption(arg, *named, info))
         return;
     } else {
       diag_.error(arg.range) << "'" << ctor->name << "' has no option '" << arg.name
                              << "' (every layer takes trainable: and lr_scale:"
-                             << (ctorInfo.option.empty() ? ""
-                                                         : ", '" + ctor->name + "' also " +
-                                                               std::string(ctorInfo.option) + ":")
+                             << (ctorInfo.option
+                                     ? ", '" + ctor->name + "' also " +
+                                           std::string(optionInfo(*ctorInfo.option).name) + ":"
+                                     : "")
                              << ")";
       return;
     }
@@ -203,9 +207,11 @@ void TypeChecker::checkLayer(const LayerDecl &layer) {
   program_.layers[&layer] = std::move(info);
 }
 
-/// `trainable: true|false` or `lr_scale: NUMBER` (positive) of a layer.
-bool TypeChecker::checkTrainingOption(const Argument &arg, LayerInfo &info) {
-  if (arg.name == "trainable") {
+/// An option every layer takes: `trainable: true|false` or `lr_scale:
+/// NUMBER` (positive).
+bool TypeChecker::checkTrainingOption(const Argument &arg, Option option, LayerInfo &info) {
+  switch (option) {
+  case Option::Trainable: {
     auto *flag = dyn_cast<BoolLitExpr>(arg.value.get());
     if (!flag) {
       diag_.error(arg.value->range())
@@ -215,17 +221,25 @@ bool TypeChecker::checkTrainingOption(const Argument &arg, LayerInfo &info) {
     info.trainable = flag->value;
     return true;
   }
-  std::optional<ConstValue> scale = consts_.evaluate(*arg.value, &diag_);
-  if (!scale)
-    return false;
-  if (!(scale->asDouble() > 0) || !std::isfinite(scale->asDouble())) {
-    diag_.error(arg.value->range())
-        << "lr_scale: must be a positive number (trainable: false freezes a layer), found "
-        << scale->toString();
-    return false;
+  case Option::LrScale: {
+    std::optional<ConstValue> scale = consts_.evaluate(*arg.value, &diag_);
+    if (!scale)
+      return false;
+    if (!(scale->asDouble() > 0) || !std::isfinite(scale->asDouble())) {
+      diag_.error(arg.value->range())
+          << "lr_scale: must be a positive number (trainable: false freezes a layer), found "
+          << scale->toString();
+      return false;
+    }
+    info.learningRateScale = scale->asDouble();
+    return true;
   }
-  info.learningRateScale = scale->asDouble();
-  return true;
+  case Option::Axis: // not taken by every layer (checkLayer's caller reports them)
+  case Option::Act:
+  case Option::Init:
+    break;
+  }
+  return false;
 }
 
 /// The size expressions of a layer constructor: `in -> out` or `rows, width`.
@@ -246,8 +260,8 @@ TypeChecker::layerSizes(const LayerKindInfo &ctor, const CallExpr &call,
   auto error = diag_.error(call.range());
   error << "'" << ctor.name << "' takes "
         << (ctor.sizes == LayerSizes::InOut ? "(in -> out)" : "(rows, width)");
-  if (!ctor.option.empty())
-    error << " and an optional '" << ctor.option << ":'";
+  if (ctor.option)
+    error << " and an optional '" << optionInfo(*ctor.option).name << ":'";
   return std::nullopt;
 }
 
@@ -260,7 +274,8 @@ bool TypeChecker::layerSignature(LayerInfo &info, const Expr *option) {
     info.activation = Activation::Tanh;
     if (option) {
       auto *act = dyn_cast<NameExpr>(option);
-      std::optional<Activation> named = act ? activationNamed(act->name) : std::nullopt;
+      std::optional<BuiltinName> row = rowOf(act, BuiltinName::Table::Activation);
+      std::optional<Activation> named = row ? std::optional(row->activation) : std::nullopt;
       if (!named) {
         diag_.error(option->range()) << "expected an activation (tanh, relu, sigmoid or "
                                         "none), found '"

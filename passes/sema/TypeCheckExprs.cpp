@@ -158,21 +158,25 @@ TypeRef TypeChecker::checkName(const NameExpr &name) {
     value->def = fn;
     return makeBlock(value, signature);
   }
-  case Symbol::Kind::Builtin: {
-    std::optional<Builtin> builtin = builtinNamed(symbol.builtin);
-    if (!builtin) {
-      diag_.error(name.range()) << "'" << name.name << "' is "
-                                << (layerKindNamed(name.name)
-                                        ? "a layer constructor; use it in a 'layer' declaration"
-                                    : initKindNamed(name.name)
-                                        ? "an initialiser; use it in a 'param' declaration"
-                                        : "an activation; use it as 'act:' of fc");
+  case Symbol::Kind::Builtin:
+    switch (symbol.builtin.table) {
+    case BuiltinName::Table::Callable:
+      value->kind = BlockValue::Kind::Builtin;
+      value->builtin = symbol.builtin.callable;
+      return makeBlock(value, nullptr);
+    case BuiltinName::Table::LayerConstructor:
+      diag_.error(name.range()) << "'" << name.name
+                                << "' is a layer constructor; use it in a 'layer' declaration";
+      return types::errorType();
+    case BuiltinName::Table::Initializer:
+      diag_.error(name.range()) << "'" << name.name
+                                << "' is an initialiser; use it in a 'param' declaration";
+      return types::errorType();
+    case BuiltinName::Table::Activation:
+      diag_.error(name.range()) << "'" << name.name << "' is an activation; use it as 'act:' of fc";
       return types::errorType();
     }
-    value->kind = BlockValue::Kind::Builtin;
-    value->builtin = *builtin;
-    return makeBlock(value, nullptr);
-  }
+    return types::errorType();
   case Symbol::Kind::HostFunction: {
     const HostFunction &f = program_.hostFunctions[size_t(symbol.hostFunction)];
     value->kind = BlockValue::Kind::Host;
@@ -253,34 +257,34 @@ TypeRef TypeChecker::checkMember(const TypeRef &base, const Selector &selector, 
   return common;
 }
 
-/// Builtins that work along an axis a call may name (`axis: 0`).
-static bool takesAxis(Builtin builtin) {
-  switch (builtin) {
-  case Builtin::Sum:
-  case Builtin::Mean:
-  case Builtin::Max:
-  case Builtin::Min:
-  case Builtin::Softmax:
-  case Builtin::LogSoftmax:
-  case Builtin::Argmax:
-  case Builtin::Concat:
-    return true;
-  default:
-    return false;
-  }
+std::optional<Builtin> TypeChecker::calledBuiltin(const CallExpr &call) const {
+  std::optional<BuiltinName> row =
+      rowOf(dyn_cast<NameExpr>(call.callee.get()), BuiltinName::Table::Callable);
+  return row ? std::optional<Builtin>(row->callable) : std::nullopt;
+}
+
+std::optional<BuiltinName> TypeChecker::rowOf(const NameExpr *name,
+                                              BuiltinName::Table table) const {
+  auto it = name ? names_.names.find(name) : names_.names.end();
+  if (it == names_.names.end() || it->second.kind != Symbol::Kind::Builtin ||
+      it->second.builtin.table != table)
+    return std::nullopt;
+  return it->second.builtin;
+}
+
+std::optional<Option> TypeChecker::optionOf(const Argument &arg) const {
+  auto it = names_.options.find(&arg);
+  return it == names_.options.end() ? std::nullopt : std::optional<Option>(it->second);
 }
 
 TypeRef TypeChecker::checkCall(const CallExpr &call) {
-  std::optional<Builtin> builtin;
-  if (auto *name = dyn_cast<NameExpr>(call.callee.get()))
-    if (auto it = names_.names.find(name);
-        it != names_.names.end() && it->second.kind == Symbol::Kind::Builtin)
-      builtin = builtinNamed(name->name);
+  std::optional<Builtin> builtin = calledBuiltin(call);
   const Argument *axis = nullptr;
   for (const Argument &a : call.args) {
     if (a.name.empty())
       continue;
-    if (a.name == "axis" && builtin && takesAxis(*builtin) && !axis && &a == &call.args.back()) {
+    if (optionOf(a) == Option::Axis && builtin && takesAxis(*builtin) && !axis &&
+        &a == &call.args.back()) {
       axis = &a;
       continue;
     }

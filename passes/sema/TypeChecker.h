@@ -38,11 +38,18 @@ private:
   layerSizes(const LayerKindInfo &ctor, const CallExpr &call,
              const std::vector<const Expr *> &positional);
   bool layerSignature(LayerInfo &info, const Expr *option);
-  bool checkTrainingOption(const Argument &arg, LayerInfo &info);
+  bool checkTrainingOption(const Argument &arg, Option option, LayerInfo &info);
   ParamInfo checkParam(const ParamDecl &param);
   /// Reads `zeros`, `uniform(a, b)`, ... for a param of `paramType` into
   /// `result`; leaves it as it is after an error.
   void checkInitializer(const Expr &init, const TypeRef &paramType, Initializer &result);
+  // --- what name resolution found (TypeCheckExprs.cpp): tables' rows, never names
+  /// The callable builtin `call` calls directly, if any.
+  std::optional<Builtin> calledBuiltin(const CallExpr &call) const;
+  /// The option a named argument names, if it names one.
+  std::optional<Option> optionOf(const Argument &arg) const;
+  /// The row of `table` that `name` resolved to, if it resolved to one.
+  std::optional<BuiltinName> rowOf(const NameExpr *name, BuiltinName::Table table) const;
   struct FunctionContext {
     const FunctionDecl *fn;
     TypeRef declaredResult;       ///< null when not written

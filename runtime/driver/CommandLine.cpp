@@ -1,12 +1,10 @@
-// The generated drivers' command line (see Driver.h): options parsed with
-// CLI11 and checked, `info`, and the other commands run on threads with
-// large stacks (Session.cpp runs them).
+// The generated drivers' command line (see Driver.h): the options parsed
+// (CommandOptions.cpp) and checked, `info`, and the other commands run on
+// threads with large stacks (Session.cpp dispatches them).
+#include "runtime/driver/CommandOptions.h"
 #include "runtime/driver/Driver.h"
-#include "runtime/engine/Schedule.h"
-
-#include "runtime/driver/Options.h"
-#include "runtime/driver/Selection.h"
 #include "runtime/driver/Session.h"
+#include "runtime/driver/Summary.h"
 #include "runtime/engine/Process.h"
 #include "runtime/io/Jsonl.h"
 #include "runtime/parallel/ThreadTeam.h"
@@ -14,161 +12,66 @@
 
 #include <CLI/CLI.hpp>
 
-#include <algorithm>
-#include <charconv>
-#include <cmath>
 #include <iostream>
-#include <limits>
-#include <sstream>
 
 namespace foldc::rt {
 
 namespace {
 
-/// 6510300 as "6,510,300".
-std::string grouped(int64_t n) {
-  std::string digits = std::to_string(n), out;
-  for (size_t i = 0; i < digits.size(); ++i) {
-    if (i && (digits.size() - i) % 3 == 0)
-      out += ',';
-    out += digits[i];
-  }
-  return out;
-}
-
-/// `NAME info`: the parameters of each layer and def (the part of a
-/// parameter's name before its last dot), their total, the kernels (one per
-/// batching key) and the metrics.
-void printSummary(const std::string &name, const DriverModel &model, std::ostream &out) {
-  struct Owner {
-    std::string name, params;
-    int64_t weights = 0;
-  };
-  std::vector<Owner> owners;
-  const ParamStore &params = model.params();
-  int64_t total = 0;
-  for (int id = 0; id < params.count(); ++id) {
-    const Param &p = params.at(id);
-    size_t dot = p.name.rfind('.');
-    std::string owner = dot == std::string::npos ? "(global)" : p.name.substr(0, dot);
-    if (owners.empty() || owners.back().name != owner)
-      owners.push_back({owner, "", 0});
-    int64_t weights = p.size();
-    Owner &o = owners.back();
-    o.params += (o.params.empty() ? "" : ", ") + p.name.substr(dot + 1) + " " + shapeText(p.shape) +
-                (p.sparseRows ? " (rows updated when used)" : "");
-    o.weights += weights;
-    total += weights;
-  }
-  out << name << ": " << grouped(total) << " weights (" << (total * 4 + (1 << 19)) / (1 << 20)
-      << " MiB as f32) in " << params.count() << " parameters\n";
-  for (const Owner &o : owners) {
-    std::string weights = grouped(o.weights);
-    out << "  " << o.name << std::string(o.name.size() < 16 ? 16 - o.name.size() : 1, ' ')
-        << std::string(weights.size() < 11 ? 11 - weights.size() : 0, ' ') << weights << "  "
-        << o.params << "\n";
-  }
-  out << model.kernels().size() << " kernels (one per batching key):\n";
-  for (const std::unique_ptr<Kernel> &k : model.kernels()) {
-    const Kernel::Signature &sig = k->signature();
-    std::vector<int64_t> in(sig.argWidths.begin(), sig.argWidths.end());
-    std::vector<int64_t> results(sig.outWidths.begin(), sig.outWidths.end());
-    out << "  " << sig.name << ": row widths in " << shapeText(in) << ", out " << shapeText(results)
-        << ", " << grouped(int64_t(sig.flops)) << " FLOPs per instance\n";
-  }
-  out << "metrics:";
-  for (const std::string &m : model.metricNames())
-    out << " " << m;
-  out << (model.metricNames().empty() ? " none\n" : "\n");
-}
-
-/// A finite number (CLI11's range checks let NaN and infinities through).
-const CLI::Validator kFinite(
-    [](std::string &text) {
-      double v = 0;
-      try {
-        v = std::stod(text);
-      } catch (const std::exception &) {
-        return std::string("not a number: ") + text;
-      }
-      return std::isfinite(v) ? std::string() : "not a finite number: " + text;
-    },
-    "FINITE");
-
-/// A non-negative integer up to `largest`, written without a sign: CLI11
-/// would wrap -1 to 2^64 - 1 and take 10^20 as the largest value it can hold.
-CLI::Validator unsignedUpTo(uint64_t largest) {
-  return CLI::Validator(
-      [largest](std::string &text) {
-        if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos)
-          return "expected a non-negative integer, found " + text;
-        uint64_t value = 0;
-        auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-        if (error == std::errc::result_out_of_range || value > largest)
-          return "expected an integer at most " + std::to_string(largest) + ", found " + text;
-        return std::string();
-      },
-      "UINT");
-}
-/// A count (held in a signed 64-bit integer).
-const CLI::Validator kUnsigned = unsignedUpTo(uint64_t(std::numeric_limits<int64_t>::max()));
-/// A seed: any 64-bit unsigned value.
-const CLI::Validator kSeed = unsignedUpTo(std::numeric_limits<uint64_t>::max());
-
-/// `LAYER=FILE`.
-const CLI::Validator kAssignment(
-    [](std::string &text) {
-      auto [layer, file] = splitAssignment(text);
-      return !layer.empty() && !file.empty() ? std::string()
-                                             : "expected LAYER=FILE, found '" + text + "'";
-    },
-    "LAYER=FILE");
-
-/// A --schedule (its epochs are checked against the run in Session).
-const CLI::Validator kSchedule(
-    [](std::string &text) {
-      std::string error;
-      LearningRateSchedule::parse(text, 1, 1, 0, &error);
-      return error;
-    },
-    "SCHEDULE");
-
-/// What is wrong with train's options taken together, or "".
-std::string trainingMisuse(const DriverOptions &options) {
-  if (options.patience > 0 && options.dev.empty())
-    return "--patience needs --dev (the results it watches)";
-  auto layers = [](const std::vector<std::string> &assignments) {
-    std::vector<std::string> names;
-    for (const std::string &a : assignments)
-      names.push_back(splitAssignment(a).first);
-    std::sort(names.begin(), names.end());
-    return names;
-  };
-  std::vector<std::string> vectors = layers(options.vectors), vocab = layers(options.vocab);
-  if (std::adjacent_find(vectors.begin(), vectors.end()) != vectors.end())
-    return "--vectors names a layer twice";
-  if (vectors != vocab)
-    return "every --vectors LAYER=FILE needs a --vocab LAYER=FILE for the same layer, and "
-           "every --vocab a --vectors";
-  return "";
-}
+/// Reading, unfolding and freeing an example recurse once per level of its
+/// data: the work runs on threads with 1 GiB stacks.
+constexpr size_t kStackBytes = size_t(1) << 30;
 
 /// `command` data-parallel over `options.threads` replicas of `model` on
 /// threads of this process, each running its GEMMs on one thread.
-int onReplicas(size_t stackBytes, Command command, const DriverOptions &options,
-               DriverModel &model) {
+int onReplicas(Command command, const DriverOptions &options, DriverModel &model) {
   ThreadTeam team(options.threads);
   std::vector<std::unique_ptr<DriverModel>> replicas(size_t(team.size()));
   for (size_t r = 1; r < replicas.size(); ++r)
     replicas[r] = model.replica();
   DriverOptions each = options;
   each.threads = 1;
-  return team.run(stackBytes, [&](Communicator &member) {
+  return team.run(kStackBytes, [&](Communicator &member) {
     DriverModel &mine = member.rank() == 0 ? model : *replicas[size_t(member.rank())];
     int status = runCommand(command, each, mine, member);
     mine.unload();
     return status;
   });
+}
+
+/// The command the parsed command line names (not `info`).
+Command commandOf(const Subcommands &commands) {
+  return commands.train->parsed()   ? Command::Train
+         : commands.eval->parsed()  ? Command::Eval
+         : commands.check->parsed() ? Command::Check
+         : commands.serve->parsed() ? Command::Serve
+                                    : Command::Infer;
+}
+
+/// Runs `command` on a large-stack thread, or on `--threads` replicas when
+/// train or eval runs data-parallel in one process.
+int runOnThreads(const std::string &name, Command command, const DriverOptions &options,
+                 DriverModel &model, Communicator &processes) {
+  const bool replicated = (command == Command::Train || command == Command::Eval) &&
+                          options.threads > 1 && processes.size() == 1;
+  // Process-wide settings, made here once: replicas run their GEMMs on one
+  // thread each, and setting them from every replica's thread was a race.
+  configureProcess(replicated ? 1 : options.threads);
+  if (replicated) {
+    if (command == Command::Train && options.batchSize < options.threads)
+      std::cerr << name << ": note: --batch-size " << options.batchSize << " gives some of the "
+                << options.threads << " replicas (--threads) no example in each batch; they still "
+                << "take part in every step, so fewer threads train faster\n";
+    return onReplicas(command, options, model);
+  }
+  int status = 0;
+  for (const std::exception_ptr &error : onThreads(kStackBytes, 1, [&](int) {
+         status = runCommand(command, options, model, processes);
+         model.unload();
+       }))
+    if (error)
+      std::rethrow_exception(error);
+  return status;
 }
 
 } // namespace
@@ -179,164 +82,7 @@ int runDriver(int argc, char **argv, const std::string &name, DriverModel &model
   app.footer(dataFormat);
   app.require_subcommand(1);
   DriverOptions options;
-  auto common = [&](CLI::App *cmd) {
-    cmd->add_option("--data", options.data,
-                    "JSON Lines examples (infer: - reads standard input and answers each line "
-                    "as it comes)")
-        ->required();
-    cmd->add_option("--params", options.params, "safetensors parameters to start from");
-    cmd->add_option("--batch-size", options.batchSize, "examples per batch (default 32)")
-        ->check(kUnsigned & CLI::Range(1, 1 << 30));
-    cmd->add_option("--threads", options.threads,
-                    "threads (default 1): train and eval run this many replicas of the model, "
-                    "each on its share of every batch; infer and check (and every command under "
-                    "mpirun) share the GEMMs")
-        ->check(kUnsigned & CLI::Range(1, 1024));
-    cmd->add_option("--seed", options.seed,
-                    "initialisation, shuffling and dropout seed (default 1)")
-        ->check(kSeed);
-    cmd->add_option("--limit", options.limit, "use only the first N examples of --data (0: all)")
-        ->check(kUnsigned);
-    cmd->add_flag("--no-batching", options.noBatching, "run every instance alone (the baseline)");
-    cmd->add_flag("--profile", options.profile,
-                  "at the end, print on stderr the time spent in matrix products (GEMMs), "
-                  "their operations and rate, summed over threads");
-    cmd->add_flag("--allow-unknown-fields", options.allowUnknownFields,
-                  "ignore record fields the data types do not declare (default: an error)");
-  };
-  CLI::App *train = app.add_subcommand("train", "train on --data, evaluating --dev each epoch");
-  common(train);
-  train->add_option("--dev", options.dev, "JSON Lines examples evaluated after each epoch");
-  train->add_option("--dev-limit", options.devLimit, "use only the first N examples of --dev")
-      ->check(kUnsigned);
-  train->add_option("--save", options.save,
-                    "write parameters here (with --dev: those of the best dev result)");
-  train->add_option("--select", options.select,
-                    "with --dev: 'loss' (default) saves the lowest dev loss, a metric's name "
-                    "(e.g. root_hits) its highest dev mean, min:METRIC its lowest");
-  train->add_option("--epochs", options.epochs, "passes over --data (default 10)")
-      ->check(kUnsigned & CLI::Range(1, 1 << 30));
-  std::vector<std::string> optimizers;
-  std::string defaultRates;
-  for (const OptimizerKind &kind : optimizerKinds()) {
-    optimizers.emplace_back(kind.name);
-    std::ostringstream rate;
-    rate << kind.defaultLearningRate;
-    defaultRates += (defaultRates.empty() ? "" : ", ") + std::string(kind.name) + " " + rate.str();
-  }
-  train
-      ->add_option("--optimizer", options.optimizer,
-                   "one of: " + CLI::detail::join(optimizers) + " (default adam)")
-      ->check(CLI::IsMember(optimizers));
-  train->add_option("--lr", options.lr, "learning rate (default: " + defaultRates + ")")
-      ->check(kFinite & CLI::PositiveNumber);
-  train->add_option("--clip", options.clip, "clip gradients to this global L2 norm (default: none)")
-      ->check(kFinite & CLI::NonNegativeNumber);
-  train
-      ->add_option("--weight-decay", options.weightDecay,
-                   "weight decay (default 0; adamw 0.01): adds this times each weight to its "
-                   "gradient (L2), or for adamw shrinks each weight by lr times this (decoupled)")
-      ->check(kFinite & CLI::NonNegativeNumber);
-  train
-      ->add_option("--schedule", options.schedule,
-                   "learning-rate schedule: constant (default), step:EPOCHS:FACTOR (multiply the "
-                   "rate by FACTOR every EPOCHS epochs) or cosine[:EPOCHS] (decay to 0 over "
-                   "EPOCHS epochs, by default --epochs)")
-      ->check(kSchedule);
-  train
-      ->add_option("--warmup", options.warmup,
-                   "raise the learning rate linearly over this many first steps (default 0)")
-      ->check(kUnsigned);
-  train
-      ->add_option("--patience", options.patience,
-                   "with --dev: stop when this many epochs in a row bring no better dev result "
-                   "(by --select; default 0: never)")
-      ->check(kUnsigned & CLI::Range(0, 1 << 30));
-  train->add_option("--init-from", options.initFrom,
-                    "set the parameters this safetensors file holds (some or all of them; the "
-                    "others are initialised from --seed); reports which");
-  train
-      ->add_option("--vectors", options.vectors,
-                   "LAYER=FILE: initialise embedding LAYER from pretrained vectors (GloVe or "
-                   "word2vec text: a word and its numbers per line), mapped by --vocab")
-      ->check(kAssignment);
-  train
-      ->add_option("--vocab", options.vocab,
-                   "LAYER=FILE: the vocabulary of embedding LAYER's word ids: line N of FILE is "
-                   "the word of id N - 1 (with --vectors)")
-      ->check(kAssignment);
-  train->add_option("--curve", options.curve,
-                    "write the learning curve here as CSV (appended to on --resume)");
-  train->add_option("--checkpoint", options.checkpoint,
-                    "after each epoch, write the training state here: the last parameters, the "
-                    "optimizer's state, the epochs done (for --resume)");
-  train
-      ->add_option("--resume", options.resume,
-                   "go on from a --checkpoint file: its parameters, optimizer state and epoch "
-                   "count; the shuffles and dropout continue as in one run (--epochs is the total)")
-      ->excludes(train->get_option("--params"))
-      ->excludes(train->get_option("--init-from"))
-      ->excludes(train->get_option("--vectors"));
-  train->get_option("--init-from")->excludes(train->get_option("--params"));
-  CLI::App *eval = app.add_subcommand("eval", "print the mean loss and metrics of --data as JSON");
-  common(eval);
-  CLI::App *infer = app.add_subcommand("infer", "print each example's output as a JSON line");
-  common(infer);
-  // Evaluating or running untrained parameters is rarely meant: it is asked for.
-  for (CLI::App *cmd : {eval, infer})
-    cmd->add_flag("--init", options.init,
-                  "use new parameters initialised from --seed (no --params)")
-        ->excludes(cmd->get_option("--params"));
-  auto batching = [&](CLI::App *cmd) {
-    cmd->add_option("--max-wait-us", options.maxWaitMicros,
-                    "dynamic batching: how long a batch waits for more examples, in "
-                    "microseconds (default 2000); --batch-size is the largest batch")
-        ->check(kUnsigned & CLI::Range(0L, 60L * 1000 * 1000));
-  };
-  batching(infer);
-  CLI::App *serve = app.add_subcommand(
-      "serve", "answer POST /infer (one example or a JSON array of them) over HTTP, batching "
-               "concurrent requests; GET /healthz, GET /metrics (Prometheus); SIGTERM stops");
-  serve->add_option("--params", options.params, "safetensors parameters to serve");
-  serve->add_flag("--init", options.init, "serve new parameters initialised from --seed")
-      ->excludes(serve->get_option("--params"));
-  serve->add_option("--seed", options.seed, "with --init: the initialisation seed (default 1)")
-      ->check(kSeed);
-  serve->add_option("--host", options.host, "address to listen on (default 127.0.0.1)");
-  serve->add_option("--port", options.port, "port (default 8080; 0 picks a free one)")
-      ->check(kUnsigned & CLI::Range(0, 65535));
-  serve->add_option("--batch-size", options.batchSize, "the largest batch (default 32)")
-      ->check(kUnsigned & CLI::Range(1, 1 << 20));
-  batching(serve);
-  serve
-      ->add_option("--max-queue", options.maxQueue,
-                   "examples waiting at most; beyond, requests get 503 (default 4096)")
-      ->check(kUnsigned & CLI::Range(1L, 1L << 30));
-  serve
-      ->add_option("--max-body-bytes", options.maxBodyBytes,
-                   "larger request bodies get 413 (default 1048576)")
-      ->check(kUnsigned & CLI::Range(1L, 1L << 30));
-  serve->add_option("--http-threads", options.httpThreads, "requests handled at once (default 96)")
-      ->check(kUnsigned & CLI::Range(1, 4096));
-  serve
-      ->add_option("--read-timeout-ms", options.readTimeoutMs,
-                   "disconnect a client that sends or takes nothing for this long while a "
-                   "request or its answer is under way (default 5000)")
-      ->check(kUnsigned & CLI::Range(1L, 3600L * 1000));
-  serve->add_option("--threads", options.threads, "threads for the model's GEMMs (default 1)")
-      ->check(kUnsigned & CLI::Range(1, 1024));
-  serve->add_flag("--no-batching", options.noBatching, "run every instance alone (the baseline)");
-  serve->add_flag("--allow-unknown-fields", options.allowUnknownFields,
-                  "ignore record fields the data types do not declare (default: an error)");
-  CLI::App *check = app.add_subcommand(
-      "check", "check the gradients on --data against finite differences, and batched against "
-               "per-example execution; prints one JSON line, exits 1 on a mismatch");
-  common(check);
-  check->add_option("--step", options.step, "finite-difference step (default 0.01)")
-      ->check(kFinite & CLI::PositiveNumber);
-  CLI::App *info = app.add_subcommand(
-      "info",
-      "print the model's parameters per layer and def, their total, its kernels and metrics");
+  Subcommands commands = addSubcommands(app, options);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError &e) {
@@ -344,70 +90,21 @@ int runDriver(int argc, char **argv, const std::string &name, DriverModel &model
     int status = processes.rank() == 0 ? app.exit(e) : e.get_exit_code();
     return status == 0 ? 0 : 2;
   }
-  if (info->parsed()) {
+  if (commands.info->parsed()) {
     if (processes.rank() != 0)
       return 0;
     printSummary(name, model, std::cout);
     std::cout.flush();
     return std::cout ? 0 : 1;
   }
-  std::string misuse;
-  if (train->parsed() && options.select != "loss") {
-    const std::vector<std::string> &metrics = model.metricNames();
-    bool minimize = true;
-    if (!Selection::parse(options.select, metrics, &minimize)) {
-      misuse = "--select " + options.select +
-               ": expected loss or a metric of the model, optionally after min: or max:";
-      for (size_t m = 0; m < metrics.size(); ++m)
-        misuse += (m ? ", " : " (metrics: ") + metrics[m] + (m + 1 == metrics.size() ? ")" : "");
-    } else if (options.dev.empty()) {
-      misuse = "--select needs --dev (the data it selects on)";
-    }
-  }
-  if (train->parsed() && misuse.empty())
-    misuse = trainingMisuse(options);
-  if ((eval->parsed() || infer->parsed() || serve->parsed()) && options.params.empty() &&
-      !options.init)
-    misuse = std::string(eval->parsed()    ? "eval"
-                         : infer->parsed() ? "infer"
-                                           : "serve") +
-             " needs --params FILE (or --init for new parameters from --seed)";
-  if (!misuse.empty()) {
+  if (std::string misuse = misuseOf(commands, options, model.metricNames()); !misuse.empty()) {
     if (processes.rank() == 0) // under mpirun, one rank says it
       std::cerr << name << ": error: " << misuse << "\n";
     return 2;
   }
   try {
     setAllowUnknownFields(options.allowUnknownFields);
-    Command command = train->parsed()   ? Command::Train
-                      : eval->parsed()  ? Command::Eval
-                      : check->parsed() ? Command::Check
-                      : serve->parsed() ? Command::Serve
-                                        : Command::Infer;
-    // Reading, unfolding and freeing an example recurse once per level of
-    // its data: the work runs on threads with 1 GiB stacks.
-    const size_t stack = size_t(1) << 30;
-    const bool replicated =
-        (train->parsed() || eval->parsed()) && options.threads > 1 && processes.size() == 1;
-    // Process-wide settings, made here once: replicas run their GEMMs on one
-    // thread each, and setting them from every replica's thread was a race.
-    configureProcess(replicated ? 1 : options.threads);
-    if (replicated) {
-      if (train->parsed() && options.batchSize < options.threads)
-        std::cerr << name << ": note: --batch-size " << options.batchSize << " gives some of the "
-                  << options.threads
-                  << " replicas (--threads) no example in each batch; they still "
-                  << "take part in every step, so fewer threads train faster\n";
-      return onReplicas(stack, command, options, model);
-    }
-    int status = 0;
-    for (const std::exception_ptr &error : onThreads(stack, 1, [&](int) {
-           status = runCommand(command, options, model, processes);
-           model.unload();
-         }))
-      if (error)
-        std::rethrow_exception(error);
-    return status;
+    return runOnThreads(name, commandOf(commands), options, model, processes);
   } catch (const std::exception &e) {
     if (processes.size() > 1) {
       std::cerr << name << ": error (rank " << processes.rank() << " of " << processes.size()

@@ -1,6 +1,6 @@
 // The command line of a generated model (`NAME train|eval|infer|check`): the
 // generated NAME_main.cpp calls runDriver with its Model and example reader.
-// The driver itself (CommandLine.cpp, Session.cpp) is compiled once into the
+// The driver itself (runtime/driver/*.cpp) is compiled once into the
 // runtime's driver layer; a model reaches it through DriverModel, so each
 // model's main instantiates only the small adapter below. Built with FOLDC_WITH_MPI
 // (foldc_add_model does when CMake finds MPI), the driver trains data-parallel under mpirun.
@@ -37,11 +37,11 @@ public:
   virtual void init(uint64_t seed) = 0;
   virtual void loadParams(const std::string &file) = 0;
   virtual void saveParams(const std::string &file) const = 0;
+  /// One optimizer step (ModelBase::train_step): data-parallel ranks give
+  /// the sum of their gradients as `sumGradients`.
   virtual BatchResult trainStep(int set, Indices batch, Optimizer &optimizer,
-                                const RunOptions &options) = 0;
-  /// Forward and backward in training mode, without the optimizer step: the
-  /// gradients stay in params() (data-parallel ranks sum theirs first).
-  virtual BatchResult trainGradients(int set, Indices batch, const RunOptions &options) = 0;
+                                const RunOptions &options,
+                                const GradientSum &sumGradients = {}) = 0;
   virtual BatchResult eval(int set, Indices batch, const RunOptions &options) = 0;
   virtual std::vector<nlohmann::json> infer(int set, Indices batch, const RunOptions &options) = 0;
   /// One example read from a JSON value (a request's body, a line of
@@ -85,12 +85,9 @@ public:
   void init(uint64_t seed) override { model_.init(seed); }
   void loadParams(const std::string &file) override { model_.load(file); }
   void saveParams(const std::string &file) const override { model_.save(file); }
-  BatchResult trainStep(int set, Indices batch, Optimizer &optimizer,
-                        const RunOptions &options) override {
-    return model_.train_step(examples(set, batch), optimizer, options);
-  }
-  BatchResult trainGradients(int set, Indices batch, const RunOptions &options) override {
-    return model_.gradients(examples(set, batch), options, true);
+  BatchResult trainStep(int set, Indices batch, Optimizer &optimizer, const RunOptions &options,
+                        const GradientSum &sumGradients = {}) override {
+    return model_.train_step(examples(set, batch), optimizer, options, sumGradients);
   }
   BatchResult eval(int set, Indices batch, const RunOptions &options) override {
     return model_.eval(examples(set, batch), options);

@@ -127,17 +127,11 @@ void Executor::gatherHost(const Batch &batch) {
 ForwardCall Executor::callFor(size_t b, std::span<const float *const> args,
                               std::span<float *const> outs) {
   const Batch &batch = schedule_.batches[b];
-  ForwardCall call;
-  call.argCounts =
+  const int32_t *argCounts =
       batch.kernel->signature().variadic ? argCounts_.data() + placements_[b].firstCount : nullptr;
-  call.rows = int(batch.rows);
-  call.args = args;
-  call.outs = outs;
-  call.hostInts = hostInts_.data();
-  call.hostFloats = hostFloats_.data();
-  call.instanceKeys = keys_.data();
-  call.ctx = &context_;
-  return call;
+  return forwardCall(int(batch.rows), args, outs,
+                     HostRows{hostInts_.data(), hostFloats_.data(), keys_.data()}, &context_,
+                     argCounts);
 }
 
 void Executor::runForward(const Kernel &kernel, const ForwardCall &call) {

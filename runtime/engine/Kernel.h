@@ -43,6 +43,31 @@ struct ForwardCall {
   std::unique_ptr<SavedValues> *saved = nullptr;
 };
 
+/// The host data of a batch's rows: rows x hostInts, rows x hostFloats, and
+/// one dropout identity per row.
+struct HostRows {
+  const int32_t *ints = nullptr;
+  const float *floats = nullptr;
+  const uint64_t *instanceKeys = nullptr;
+};
+
+/// The forward call of `rows` rows (every caller makes its call here, so a
+/// new field of ForwardCall is filled in one place).
+inline ForwardCall forwardCall(int rows, std::span<const float *const> args,
+                               std::span<float *const> outs, HostRows host = {},
+                               ExecContext *ctx = nullptr, const int32_t *argCounts = nullptr) {
+  ForwardCall call;
+  call.rows = rows;
+  call.args = args;
+  call.outs = outs;
+  call.hostInts = host.ints;
+  call.hostFloats = host.floats;
+  call.instanceKeys = host.instanceKeys;
+  call.ctx = ctx;
+  call.argCounts = argCounts;
+  return call;
+}
+
 /// Where a kernel's forward computes its values (of type V): kept in `call`
 /// when it asks for them, else `local`.
 template <class V> V &valuesToKeep(const ForwardCall &call, V &local) {

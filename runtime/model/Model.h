@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -61,6 +62,11 @@ struct BatchResult {
   /// {"examples": n, "loss": l, "METRIC": mean, ...}.
   nlohmann::json toJson(const std::vector<std::string> &metricNames) const;
 };
+
+/// What train_step does between the backward pass and the optimizer step:
+/// data-parallel training sums the ranks' gradients there, so that every
+/// rank takes the same step.
+using GradientSum = std::function<void(ParamStore &)>;
 
 /// Seconds of a model's last call outside its executor (whose own are in
 /// Executor::stats()).
@@ -136,10 +142,18 @@ public:
     return out;
   }
 
-  /// Forward and backward over `batch`, then one optimizer step.
-  BatchResult train_step(Batch batch, Optimizer &optimizer, const RunOptions &options = {}) {
-    BatchResult result = forward(batch, options, true);
-    executor_.backward(options.globalBatch);
+  /// Forward and backward over `batch`, `sumGradients` when given, then one
+  /// optimizer step. An empty batch (a data-parallel rank's empty share)
+  /// adds no gradient but still sums and steps.
+  BatchResult train_step(Batch batch, Optimizer &optimizer, const RunOptions &options = {},
+                         const GradientSum &sumGradients = {}) {
+    BatchResult result;
+    if (!batch.empty()) {
+      result = forward(batch, options, true);
+      executor_.backward(options.globalBatch);
+    }
+    if (sumGradients)
+      sumGradients(params_);
     auto start = std::chrono::steady_clock::now();
     optimizer.step(params_);
     times_.optimizer = secondsSince(start);

@@ -57,7 +57,8 @@ TEST(Builtins, EveryBuiltinIsNamedInTheReference) {
     return doc.find("`" + n + "`") != std::string::npos ||
            doc.find("`" + n + "(") != std::string::npos;
   };
-#define FOLDC_FUNCTION(Kind, Name, MinArgs, MaxArgs) EXPECT_TRUE(documented(Name)) << Name;
+#define FOLDC_FUNCTION(Kind, Name, MinArgs, MaxArgs, Operands)                                     \
+  EXPECT_TRUE(documented(Name)) << Name;
 #define FOLDC_COMBINATOR(Kind, Name, MinArgs, Arity) EXPECT_TRUE(documented(Name)) << Name;
 #define FOLDC_LAYER(Kind, Name, Sizes, Option) EXPECT_TRUE(documented(Name)) << Name;
 #define FOLDC_INITIALIZER(Kind, Name, Arity) EXPECT_TRUE(documented(Name)) << Name;
@@ -80,10 +81,47 @@ TEST(Builtins, NamesFindTheirRows) {
   EXPECT_EQ(builtinNamed("zeros"), Builtin::Zeros);
   EXPECT_EQ(opOf(Activation::None), std::nullopt);
   EXPECT_EQ(opOf(*activationNamed("relu")), OpKind::ReLU);
-  EXPECT_TRUE(isBuiltinName("none"));
-  EXPECT_FALSE(isBuiltinName("softsign"));
+  EXPECT_EQ(resolveBuiltinName("none")->table, BuiltinName::Table::Activation);
+  EXPECT_EQ(resolveBuiltinName("softsign"), std::nullopt);
+  // A name in two tables resolves to the first (a callable), unless asked in one.
+  EXPECT_EQ(resolveBuiltinName("zeros")->table, BuiltinName::Table::Callable);
+  EXPECT_EQ(builtinIn(BuiltinName::Table::Initializer, "zeros")->initializer, InitKind::Zeros);
+  EXPECT_EQ(builtinIn(BuiltinName::Table::Activation, "tanh")->activation, Activation::Tanh);
+  EXPECT_EQ(builtinIn(BuiltinName::Table::LayerConstructor, "tanh"), std::nullopt);
   EXPECT_EQ(builtinInfo(Builtin::Abs).accepts, Accepts::Number);
   EXPECT_EQ(builtinInfo(Builtin::Tanh).accepts, Accepts::Float);
+}
+
+TEST(Builtins, PropertiesComeFromTheRows) {
+  // takes an axis: exactly the builtins whose op has the Axis attribute
+  for (int i = 0; i < kBuiltinCount; ++i) {
+    Builtin b = Builtin(i);
+    std::optional<OpKind> op = opOf(b);
+    EXPECT_EQ(takesAxis(b), op && opInfo(*op).attr == OpAttr::Axis) << builtinInfo(b).name;
+  }
+  EXPECT_TRUE(takesAxis(Builtin::Concat));
+  EXPECT_FALSE(takesAxis(Builtin::Dot));
+  // no gradient: the families whose row says None, and stop_gradient
+  EXPECT_TRUE(hasNoGradient(OpKind::Argmax));
+  EXPECT_TRUE(hasNoGradient(OpKind::Eq));
+  EXPECT_TRUE(hasNoGradient(OpKind::StopGradient));
+  EXPECT_FALSE(hasNoGradient(OpKind::Tanh));
+  EXPECT_FALSE(hasNoGradient(OpKind::Linear));
+  // which arguments are operands
+  EXPECT_EQ(builtinInfo(Builtin::OneHot).operands, Operands::Last);
+  EXPECT_EQ(builtinInfo(Builtin::Dropout).operands, Operands::First);
+  EXPECT_EQ(builtinInfo(Builtin::Zeros).operands, Operands::NoOperand);
+  // options: each layer's own option is a row taken by ItsLayers
+  for (LayerKind kind :
+       {LayerKind::FullyConnected, LayerKind::Embedding, LayerKind::LSTM, LayerKind::GRU}) {
+    if (std::optional<Option> own = layerKindInfo(kind).option) {
+      EXPECT_EQ(optionInfo(*own).takenBy, OptionTakenBy::ItsLayers) << layerKindInfo(kind).name;
+    }
+  }
+  EXPECT_EQ(layerKindInfo(LayerKind::FullyConnected).option, Option::Act);
+  EXPECT_EQ(layerKindInfo(LayerKind::LSTM).option, std::nullopt);
+  EXPECT_EQ(optionNamed("lr_scale"), Option::LrScale);
+  EXPECT_EQ(optionInfo(Option::Axis).takenBy, OptionTakenBy::AxisCalls);
 }
 
 } // namespace

@@ -58,15 +58,8 @@ struct KernelHarness {
       argPtrs.push_back(x.data());
     for (auto &x : outs)
       outPtrs.push_back(x.data());
-    ForwardCall c;
-    c.rows = rows;
-    c.args = argPtrs;
-    c.outs = outPtrs;
-    c.hostInts = ints.data();
-    c.hostFloats = floats.data();
-    c.instanceKeys = keys.data();
-    c.ctx = &ctx;
-    return c;
+    return forwardCall(rows, argPtrs, outPtrs, HostRows{ints.data(), floats.data(), keys.data()},
+                       &ctx);
   }
 
   /// sum(weights * outputs), in double.

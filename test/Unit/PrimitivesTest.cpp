@@ -555,12 +555,7 @@ template <ReduceKind K> Mat segmentForward(const Mat &x, const std::vector<int32
   Mat y(Eigen::Index(counts.size()), 2);
   const float *args[] = {x.data()};
   float *outs[] = {y.data()};
-  ForwardCall call;
-  call.rows = int(counts.size());
-  call.args = args;
-  call.outs = outs;
-  call.argCounts = counts.data();
-  kernel.forward(call);
+  kernel.forward(forwardCall(int(counts.size()), args, outs, {}, nullptr, counts.data()));
   return y;
 }
 

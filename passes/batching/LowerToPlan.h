@@ -1,4 +1,4 @@
-// Batching analysis: lowers a typed program to a batch plan.
+// Lowering: the typed program to a batch plan.
 #pragma once
 
 #include "frontend/Diagnostics.h"
@@ -20,6 +20,6 @@ namespace foldc {
 /// position batch together; different regions never share a kernel.
 /// What code generation cannot do yet is reported at the construct ("not
 /// supported yet"); the plan is complete only when `diag` has no errors.
-BatchPlan analyzeBatching(const TypedProgram &program, DiagnosticEngine &diag);
+BatchPlan lowerToPlan(const TypedProgram &program, DiagnosticEngine &diag);
 
 } // namespace foldc

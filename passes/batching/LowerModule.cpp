@@ -1,7 +1,7 @@
-// Lowering to the batch plan (see BatchingAnalysis.h): the module's tables
+// Lowering to the batch plan (see LowerToPlan.h): the module's tables
 // (data types, parameters), the walk over functions and statements, the
 // steps, and kernel construction.
-#include "passes/batching/BatchingAnalysis.h"
+#include "passes/batching/LowerToPlan.h"
 #include "passes/batching/Lowering.h"
 
 #include "frontend/ASTPrinter.h"
@@ -209,7 +209,7 @@ bool Lowering::inlinable(const FunctionDecl &fn) {
         auto sym = program_.names->names.find(name);
         if (sym != program_.names->names.end()) {
           if (sym->second.kind == Symbol::Kind::Builtin &&
-              builtinInfo(*builtinNamed(sym->second.builtin)).role == BuiltinRole::Combinator)
+              builtinInfo(sym->second.builtin.callable).role == BuiltinRole::Combinator)
             ok = false;
           if (sym->second.kind == Symbol::Kind::Def &&
               !inlinable(*static_cast<const FunctionDecl *>(sym->second.decl)))
@@ -720,7 +720,7 @@ int Lowering::maxStage(const std::vector<LoweredValue> &values) {
 
 namespace foldc {
 
-BatchPlan analyzeBatching(const TypedProgram &program, DiagnosticEngine &diag) {
+BatchPlan lowerToPlan(const TypedProgram &program, DiagnosticEngine &diag) {
   return lowering::Lowering(program, diag).run();
 }
 
