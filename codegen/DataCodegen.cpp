@@ -106,9 +106,12 @@ private:
              "); }(foldc::rt::readTupleArray(" + json + ", " + path + ", " +
              std::to_string(type->elements.size()) + "))";
     }
-    default:
+    case TypeKind::Tensor:
+    case TypeKind::Block:
+    case TypeKind::Error:
       return "/* not a host type */";
     }
+    return "/* not a host type */";
   }
 
   /// Statements filling `target`'s fields from record JSON `json` at `path`.
@@ -216,9 +219,12 @@ std::string cppHostType(const BatchPlan &plan, const CppNames &names, const Type
                : "std::optional<" + recurse(type->element0()) + ">";
   case TypeKind::Tuple:
     return "std::tuple<" + commaSeparated(type->elements, recurse) + ">";
-  default:
+  case TypeKind::Tensor:
+  case TypeKind::Block:
+  case TypeKind::Error:
     throw std::logic_error("internal: " + toString(type) + " is not a host type");
   }
+  return "std::tuple<" + commaSeparated(type->elements, recurse) + ">";
 }
 
 void emitDataTypes(const BatchPlan &plan, const CppNames &names, Emitter &header, Emitter &source) {
@@ -259,9 +265,12 @@ std::string jsonShape(const BatchPlan &plan, const TypeRef &type,
       mentioned.push_back(&d);
     return d.name;
   }
-  default:
+  case TypeKind::Tensor:
+  case TypeKind::Block:
+  case TypeKind::Error:
     return toString(type);
   }
+  return toString(type);
 }
 
 std::string recordShape(const BatchPlan &plan, const PlanDataType::Variant &variant,

@@ -39,9 +39,32 @@ std::string primitive(const OpInfo &info) {
     return "Reduce<ReduceKind::" + std::string(info.kindName);
   case OpFamily::Transpose: // Gemm.h's Transpose names an argument of gemm
     return "MatrixTranspose<";
-  default:
+  case OpFamily::Gather:
+  case OpFamily::Linear:
+  case OpFamily::BiasAdd:
+  case OpFamily::Read:
+  case OpFamily::MatMul:
+  case OpFamily::Slice:
+  case OpFamily::Concat:
+  case OpFamily::Outer:
+  case OpFamily::Reshape:
+  case OpFamily::Dot:
+  case OpFamily::Softmax:
+  case OpFamily::LogSoftmax:
+  case OpFamily::Argmax:
+  case OpFamily::TopK:
+  case OpFamily::TopKIndices:
+  case OpFamily::OneHot:
+  case OpFamily::Xent:
+  case OpFamily::Mse:
+  case OpFamily::SigmoidXent:
+  case OpFamily::Dropout:
+  case OpFamily::Segment:
+  case OpFamily::Fill:
+  case OpFamily::FromHost:
     return std::string(info.kindName) + "<";
   }
+  return std::string(info.kindName) + "<";
 }
 
 class KernelEmitter {
@@ -336,9 +359,11 @@ private:
       return "v.h" + str(o.index);
     case PlanOperand::Kind::Constant:
       return "std::vector<int32_t>(size_t(rows), int32_t(" + str(int64_t(o.constant)) + "))";
-    default:
+    case PlanOperand::Kind::Op:
+    case PlanOperand::Kind::Argument:
       return "indices(" + in(o) + ")";
     }
+    return "indices(" + in(o) + ")";
   }
 
   std::string outOf(int i) const {
@@ -388,9 +413,32 @@ private:
       return axisCall("ArgmaxAxis<", op);
     case OpFamily::Slice:
       return axisCall("SliceAxis<", op, {op.attrs.lo, op.attrs.hi});
-    default:
+    case OpFamily::Unary:
+    case OpFamily::Binary:
+    case OpFamily::Compare:
+    case OpFamily::Gather:
+    case OpFamily::Linear:
+    case OpFamily::BiasAdd:
+    case OpFamily::Read:
+    case OpFamily::MatMul:
+    case OpFamily::Concat:
+    case OpFamily::Transpose:
+    case OpFamily::Outer:
+    case OpFamily::Reshape:
+    case OpFamily::Dot:
+    case OpFamily::TopK:
+    case OpFamily::TopKIndices:
+    case OpFamily::OneHot:
+    case OpFamily::Xent:
+    case OpFamily::Mse:
+    case OpFamily::SigmoidXent:
+    case OpFamily::Dropout:
+    case OpFamily::Segment:
+    case OpFamily::Fill:
+    case OpFamily::FromHost:
       return call(op, rowSizes);
     }
+    return call(op, rowSizes);
   }
 
   /// Concatenation along an axis with dimensions before it: each operand's
@@ -564,9 +612,11 @@ private:
       return view("Out", gradName(o.index) + ".data()", w);
     case PlanOperand::Kind::Argument:
       return view("Out", "c.argGrads[" + str(o.index) + "]", w);
-    default:
+    case PlanOperand::Kind::Host:
+    case PlanOperand::Kind::Constant:
       return view("Out", "discard" + str(w) + ".data()", w);
     }
+    return view("Out", "discard" + str(w) + ".data()", w);
   }
 
   /// The gradient matrix of op `i`: its own, or that of the bias added to

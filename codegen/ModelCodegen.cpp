@@ -56,9 +56,17 @@ private:
              commaSeparated(type->elements, [&](const TypeRef &t) { return valueType(t); }) + ">";
     case TypeKind::List:
       return "std::vector<" + valueType(type->element0()) + ">";
-    default:
+    case TypeKind::Int:
+    case TypeKind::Float:
+    case TypeKind::Bool:
+    case TypeKind::String:
+    case TypeKind::Optional:
+    case TypeKind::Data:
+    case TypeKind::Block:
+    case TypeKind::Error:
       return cppHostType(plan_, names_, type, scope_);
     }
+    return cppHostType(plan_, names_, type, scope_);
   }
 
   /// How a function takes a parameter of `type`: host aggregates by reference.
@@ -152,9 +160,17 @@ private:
       --lambdaDepth_;
       return out;
     }
-    default: // host scalars (lowering allows nothing else)
+    case TypeKind::Int:
+    case TypeKind::Float:
+    case TypeKind::Bool:
+    case TypeKind::String:
+    case TypeKind::Optional:
+    case TypeKind::Data:
+    case TypeKind::Block:
+    case TypeKind::Error: // host scalars (lowering allows nothing else)
       return "nlohmann::json(" + value + ")";
     }
+    return "nlohmann::json(" + value + ")";
   }
 
   // ------------------------------------------------------------ functions
@@ -441,10 +457,10 @@ private:
   /// Waits until the executor has computed a scalar, then reads it.
   void read(const UnfoldStep &s) {
     std::string ref = valueCpp(s.values[0]);
-    s_.line("co_await foldc::rt::untilComputed(graph, " + ref + ");");
     bool integral = s.type->kind == TypeKind::Int;
-    s_.line(kUnused + "const " + valueType(s.type) + " " + local(s.target) + " = foldc::rt::" +
-            (integral ? "computedInt" : "computedFloat") + "(graph, " + ref + ");");
+    s_.line(kUnused + "const " + valueType(s.type) + " " + local(s.target) +
+            " = foldc::rt::" + (integral ? "computedInt" : "computedFloat") +
+            "(co_await foldc::rt::untilComputed(" + ref + "));");
   }
 
   /// loop(step, init, max): the step's (go on, output, state) until it says
@@ -492,8 +508,9 @@ private:
         s_.line(t("scores") + ".push_back(std::get<0>(" + t("step") + "));");
         s_.line(t("next") + ".push_back(std::get<1>(" + t("step") + "));");
       }
-      s_.line("co_await foldc::rt::untilComputed(graph, " + t("scores") + ");");
-      s_.line(t("beam") + ".advance(graph, " + t("scores") + ", std::move(" + t("next") + "));");
+      s_.line("const auto " + t("logp") + " = co_await foldc::rt::untilComputed(" + t("scores") +
+              ");");
+      s_.line(t("beam") + ".advance(" + t("logp") + ", std::move(" + t("next") + "));");
     }
     s_.line(kUnused + "const " + valueType(s.type) + " " + local(s.target) + " = " + t("beam") +
             ".best();");
@@ -586,9 +603,17 @@ private:
       return e.integer ? "true" : "false";
     case TypeKind::String:
       return stringLiteral(e.text);
-    default:
+    case TypeKind::Float:
+    case TypeKind::Tensor:
+    case TypeKind::Tuple:
+    case TypeKind::List:
+    case TypeKind::Optional:
+    case TypeKind::Data:
+    case TypeKind::Block:
+    case TypeKind::Error:
       return doubleLiteral(e.number);
     }
+    return doubleLiteral(e.number);
   }
 
   std::string hostCpp(const HostExpr &e) const {

@@ -44,9 +44,25 @@ int precedence(const Expr &e) {
   case ExprKind::Arrow:
   case ExprKind::Lambda:
     return 1;
-  default:
+  case ExprKind::IntLit:
+  case ExprKind::FloatLit:
+  case ExprKind::StringLit:
+  case ExprKind::BoolLit:
+  case ExprKind::Name:
+  case ExprKind::Accessor:
+  case ExprKind::Member:
+  case ExprKind::Call:
+  case ExprKind::Index:
+  case ExprKind::Slice:
+  case ExprKind::Subscripts:
+  case ExprKind::Binary:
+  case ExprKind::Tuple:
+  case ExprKind::List:
+  case ExprKind::Match:
+  case ExprKind::If:
     return 9;
   }
+  return 9;
 }
 
 template <typename Range, typename Print>

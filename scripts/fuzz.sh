@@ -192,7 +192,8 @@ build_fuzzers() {
   # Configured once (configuring again would generate the parser again).
   [ -f "$root/build-fuzz/build.ninja" ] ||
     CXX=clang++-14 cmake -S . -B "$root/build-fuzz" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-      -DFOLDC_FUZZ=ON -DFOLDC_BUILD_TESTS=OFF -DFOLDC_BUILD_BENCH=OFF -DFOLDC_NATIVE=OFF > /dev/null
+      -DFOLDC_FUZZ=ON -DFOLDC_BUILD_TESTS=OFF -DFOLDC_BUILD_BENCH=OFF -DFOLDC_NATIVE=OFF \
+      -DFOLDC_WERROR=ON > /dev/null # clang's warnings are errors too
   cmake --build "$root/build-fuzz" -j"$(nproc)" --target "$@"
 }
 

@@ -162,7 +162,8 @@ int run(const Options &options) {
   case EmitStage::Dot:
     foldc::printPlanDot(result.plan, out);
     return 0;
-  default:
+  case EmitStage::Tokens: // printed before the pipeline ran
+  case EmitStage::Cpp:
     break;
   }
   const foldc::GeneratedCpp &code = result.code;

@@ -252,9 +252,16 @@ TypeRef Lowering::stepResultType(const BlockValue &block) const {
     return program_.signatures.at(block.def)->result;
   case BlockValue::Kind::Lambda:
     return program_.typeOf(*block.lambda->body);
-  default:
+  case BlockValue::Kind::Layer:
+  case BlockValue::Kind::Builtin:
+  case BlockValue::Kind::Accessor:
+  case BlockValue::Kind::Partial:
+  case BlockValue::Kind::Compose:
+  case BlockValue::Kind::Typed:
+  case BlockValue::Kind::Host:
     return types::errorType();
   }
+  return types::errorType();
 }
 
 LoweredValue Lowering::loop(CombinatorKind combinator, Builtin builtin,

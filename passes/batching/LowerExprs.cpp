@@ -157,7 +157,11 @@ LoweredValue Lowering::evalName(const NameExpr &name, const TypeRef &type, Conte
     break;
   case Symbol::Kind::Const:
     return constant(name.name, *program_.consts->evaluate(name, nullptr), type);
-  default:
+  case Symbol::Kind::Layer:
+  case Symbol::Kind::Def:
+  case Symbol::Kind::Model:
+  case Symbol::Kind::Builtin:
+  case Symbol::Kind::HostFunction:
     return blockValue(type);
   }
   // A parameter used as a value: every instance reads the same tensor.

@@ -128,9 +128,13 @@ bool printable(const TypeRef &type) {
     return std::all_of(type->elements.begin(), type->elements.end(), printable);
   case TypeKind::List:
     return printable(type->element0());
-  default:
+  case TypeKind::Optional:
+  case TypeKind::Data:
+  case TypeKind::Block:
+  case TypeKind::Error:
     return false;
   }
+  return false;
 }
 } // namespace
 
@@ -224,7 +228,20 @@ bool Lowering::inlinable(const FunctionDecl &fn) {
         visit(*a.value);
       return;
     }
-    default:
+    case ExprKind::IntLit:
+    case ExprKind::FloatLit:
+    case ExprKind::StringLit:
+    case ExprKind::BoolLit:
+    case ExprKind::Name:
+    case ExprKind::Member:
+    case ExprKind::Index:
+    case ExprKind::Slice:
+    case ExprKind::Subscripts:
+    case ExprKind::Neg:
+    case ExprKind::Not:
+    case ExprKind::Binary:
+    case ExprKind::Arrow:
+    case ExprKind::Tuple:
       forEachSubexpression(e, visit);
     }
   };
@@ -476,9 +493,12 @@ LoweredValue Lowering::element(const LoweredValue &v, size_t i) {
     h.path.push_back(int(i));
     return fromHandle(h, text, t, v.stage);
   }
-  default:
+  case LoweredValue::Kind::Local:
+  case LoweredValue::Kind::Block:
+  case LoweredValue::Kind::None:
     return LoweredValue::none(t);
   }
+  return LoweredValue::none(t);
 }
 
 StepValue Lowering::valueOf(const LoweredValue &v) {
@@ -505,11 +525,14 @@ StepValue Lowering::valueOf(const LoweredValue &v) {
     out.host = v.expr;
     out.text = v.text;
     return out;
-  default:
+  case LoweredValue::Kind::Handle:
+  case LoweredValue::Kind::Block:
+  case LoweredValue::Kind::None:
     out.handle = v.handle;
     out.text = v.text;
     return out;
   }
+  return out;
 }
 
 void Lowering::materialize(const LoweredValue &v) {

@@ -52,7 +52,7 @@ void drawKernel(const BatchPlan &plan, const KernelPlan &k, std::ostream &out) {
 /// point at their kernels and calls at the function they unfold.
 class StepDrawer {
 public:
-  StepDrawer(const BatchPlan &plan, std::ostream &out) : plan_(plan), out_(out) {}
+  explicit StepDrawer(std::ostream &out) : out_(out) {}
 
   void draw(const std::vector<UnfoldStep> &steps, const std::string &parent) {
     for (const UnfoldStep &s : steps) {
@@ -75,7 +75,6 @@ public:
   std::string crossEdges() const { return kernelEdges_.str(); }
 
 private:
-  const BatchPlan &plan_;
   std::ostream &out_;
   int next_ = 0;
   std::ostringstream kernelEdges_;
@@ -90,7 +89,7 @@ void printPlanDot(const BatchPlan &plan, std::ostream &out) {
   out << "digraph \"" << escaped(plan.modelName) << "\" {\n"
       << "  rankdir=LR;\n  ordering=out;\n  node [fontname=\"Helvetica\", fontsize=10];\n"
       << "  edge [fontname=\"Helvetica\", fontsize=9];\n";
-  StepDrawer steps(plan, out);
+  StepDrawer steps(out);
   for (size_t i = 0; i < plan.functions.size(); ++i) {
     const FunctionPlan &f = plan.functions[i];
     std::string id = "f" + std::to_string(i);

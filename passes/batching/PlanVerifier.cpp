@@ -357,7 +357,11 @@ private:
           (s.metric < 0 || size_t(s.metric) >= plan_.metrics.size()))
         failStep(s, "gives out a metric that is not declared");
       break;
-    default:
+    case UnfoldStep::Kind::Yield:
+    case UnfoldStep::Kind::Structural:
+    case UnfoldStep::Kind::Arm:
+    case UnfoldStep::Kind::Assign:
+    case UnfoldStep::Kind::Return:
       break;
     }
     if (s.target >= 0) {

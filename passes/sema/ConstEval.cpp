@@ -38,7 +38,15 @@ std::optional<ConstValue> arithmetic(BinaryOp op, ConstValue a, ConstValue b, So
         return std::nullopt;
       }
       return makeInt(x / y);
-    default:
+    case BinaryOp::MatMul:
+    case BinaryOp::Eq:
+    case BinaryOp::Ne:
+    case BinaryOp::Lt:
+    case BinaryOp::Le:
+    case BinaryOp::Gt:
+    case BinaryOp::Ge:
+    case BinaryOp::And:
+    case BinaryOp::Or:
       break;
     }
   } else {
@@ -52,7 +60,15 @@ std::optional<ConstValue> arithmetic(BinaryOp op, ConstValue a, ConstValue b, So
       return makeFloat(x * y);
     case BinaryOp::Div:
       return makeFloat(x / y);
-    default:
+    case BinaryOp::MatMul:
+    case BinaryOp::Eq:
+    case BinaryOp::Ne:
+    case BinaryOp::Lt:
+    case BinaryOp::Le:
+    case BinaryOp::Gt:
+    case BinaryOp::Ge:
+    case BinaryOp::And:
+    case BinaryOp::Or:
       break;
     }
   }
@@ -95,12 +111,28 @@ std::optional<ConstValue> ConstTable::evaluate(const Expr &expr, DiagnosticEngin
                                 << "' is not a const";
     return std::nullopt;
   }
-  default:
+  case ExprKind::StringLit:
+  case ExprKind::BoolLit:
+  case ExprKind::Accessor:
+  case ExprKind::Member:
+  case ExprKind::Call:
+  case ExprKind::Index:
+  case ExprKind::Slice:
+  case ExprKind::Subscripts:
+  case ExprKind::Not:
+  case ExprKind::Pipe:
+  case ExprKind::Arrow:
+  case ExprKind::Lambda:
+  case ExprKind::Tuple:
+  case ExprKind::List:
+  case ExprKind::Match:
+  case ExprKind::If:
     if (diag)
       diag->error(expr.range()) << "expected a constant expression, found '" << toSource(expr)
                                 << "'";
     return std::nullopt;
   }
+  return std::nullopt;
 }
 
 std::optional<ConstValue> ConstTable::evaluateConst(const ConstDecl &decl,

@@ -248,9 +248,12 @@ private:
       return Symbol::Kind::Layer;
     case DeclKind::Model:
       return Symbol::Kind::Model;
-    default:
+    case DeclKind::Import:
+    case DeclKind::Data:
+    case DeclKind::Def:
       return Symbol::Kind::Def;
     }
+    return Symbol::Kind::Def;
   }
 
   void resolveExpr(const Expr &expr) {
@@ -352,7 +355,11 @@ private:
       resolveExpr(*e.elseExpr);
       return;
     }
-    default: // literals and accessor blocks name nothing
+    case ExprKind::IntLit:
+    case ExprKind::FloatLit:
+    case ExprKind::StringLit:
+    case ExprKind::BoolLit:
+    case ExprKind::Accessor: // literals and accessor blocks name nothing
       return;
     }
   }

@@ -20,9 +20,12 @@ bool Type::isHost() const {
       if (!e->isHost())
         return false;
     return true;
-  default:
+  case TypeKind::Tensor:
+  case TypeKind::Block:
+  case TypeKind::Error:
     return false;
   }
+  return false;
 }
 
 namespace types {
@@ -135,9 +138,14 @@ bool sameType(const TypeRef &a, const TypeRef &b) {
   case TypeKind::Block:
     return a->hasSignature && b->hasSignature && sameTypes(a->params, b->params) &&
            sameType(a->result, b->result);
-  default:
+  case TypeKind::Int:
+  case TypeKind::Float:
+  case TypeKind::Bool:
+  case TypeKind::String:
+  case TypeKind::Error:
     return true;
   }
+  return true;
 }
 
 static std::string joinTypes(const std::vector<TypeRef> &types) {

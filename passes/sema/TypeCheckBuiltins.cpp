@@ -672,7 +672,20 @@ TypeRef TypeChecker::checkBlockCombinator(Builtin combinator, std::vector<Arg> &
     }
     return r->isError() ? r : *x;
   }
-  default:
+#define FOLDC_ELEMENTWISE(Kind, Name, Accepts) case Builtin::Kind:
+#include "passes/builtins/Ops.def"
+#define FOLDC_FUNCTION(Kind, Name, MinArgs, MaxArgs, Operands) case Builtin::Kind:
+#include "passes/builtins/Builtins.def"
+  case Builtin::Zip:
+  case Builtin::Ngrams:
+  case Builtin::Nth:
+  case Builtin::Length:
+  case Builtin::Reverse:
+  case Builtin::Range:
+  case Builtin::Gather:
+  case Builtin::Item:
+  case Builtin::Loop:
+  case Builtin::Beam:
     break; // checkBuiltinCall sends only the block combinators here
   }
   return types::errorType();

@@ -1,8 +1,6 @@
 // Recording instances during unfolding.
 #include "runtime/engine/BatchGraph.h"
 
-#include "runtime/engine/Executor.h"
-
 #include "runtime/support/Random.h"
 
 #include <cassert>
@@ -12,15 +10,6 @@ namespace foldc::rt {
 void BatchGraph::beginExample(uint32_t identity) {
   examples_.push_back({identity, 0});
   current_ = int(examples_.size()) - 1;
-}
-
-bool BatchGraph::isComputed(int32_t instance) const {
-  return executor_ && executor_->isComputed(instance);
-}
-
-std::span<const float> BatchGraph::computedValue(ValueRef ref) const {
-  assert(isComputed(ref.instance) && executor_);
-  return executor_->value(ref);
 }
 
 int32_t BatchGraph::add(const Kernel &kernel, std::span<const ValueRef> args,
@@ -58,9 +47,6 @@ void BatchGraph::clear() {
   metrics_.clear();
   examples_.clear();
   current_ = -1;
-  waiting_.clear();
-  awaited_.clear();
-  executor_ = nullptr;
 }
 
 } // namespace foldc::rt

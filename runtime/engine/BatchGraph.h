@@ -4,12 +4,9 @@
 
 #include "runtime/engine/Kernel.h"
 
-#include <algorithm>
-#include <coroutine>
 #include <cstdint>
 #include <initializer_list>
 #include <span>
-#include <utility>
 #include <vector>
 
 namespace foldc::rt {
@@ -21,17 +18,13 @@ struct ValueRef {
   bool valid() const { return instance >= 0; }
 };
 
-class Executor;
-
 /// Unfolding appends instances here, example by example; the scheduler and
 /// executor read it. Arguments must have been added before their users, so
 /// creation order is a topological order.
 ///
-/// Programs that decide on computed values unfold in rounds (Agenda.h): the
-/// examples' coroutines record instances until each waits on a value; the
-/// executor runs what is pending (or only what the waits need, when nothing
-/// else is asked for) and the waiting coroutines resume, each as its own
-/// example again.
+/// Programs that decide on computed values unfold in rounds (Agenda.h),
+/// which switch the example that instances are recorded for as the
+/// examples' coroutines resume.
 class BatchGraph {
 public:
   struct Instance {
@@ -68,29 +61,6 @@ public:
   void addMetric(int metric, ValueRef value) { metrics_.push_back({metric, value}); }
   void clear();
 
-  // ---- interleaved unfolding
-  /// A coroutine of the current example waits until the executor has
-  /// computed the values it awaits.
-  struct Waiting {
-    std::coroutine_handle<> coroutine;
-    int example;
-  };
-  void suspend(std::coroutine_handle<> coroutine, std::span<const ValueRef> awaited) {
-    waiting_.push_back({coroutine, current_});
-    awaited_.insert(awaited_.end(), awaited.begin(), awaited.end());
-  }
-  /// The coroutines waiting since the last call, in the order they suspended.
-  std::vector<Waiting> takeWaiting() { return std::exchange(waiting_, {}); }
-  /// What they await, all together.
-  std::vector<ValueRef> takeAwaited() { return std::exchange(awaited_, {}); }
-  bool anyWaiting() const { return !waiting_.empty(); }
-  /// Computed values are read from `executor`, which runs this graph.
-  void readValuesFrom(const Executor &executor) { executor_ = &executor; }
-  /// Whether the executor has computed `instance`.
-  bool isComputed(int32_t instance) const;
-  /// A computed value (isComputed(ref.instance)).
-  std::span<const float> computedValue(ValueRef ref) const;
-
   size_t size() const { return instances_.size(); }
   const Instance &instance(int32_t id) const { return instances_[id]; }
   std::span<const ValueRef> args(int32_t id) const;
@@ -112,29 +82,6 @@ private:
   };
   std::vector<Cursor> examples_;
   int current_ = -1;
-  std::vector<Waiting> waiting_;
-  std::vector<ValueRef> awaited_;
-  const Executor *executor_ = nullptr;
 };
-
-/// `co_await untilComputed(graph, refs)`: suspends the unfolding coroutine
-/// until the executor has computed `refs` (at once when it has). `refs`
-/// need only live until the coroutine suspends: the graph copies them.
-struct ComputedAwaiter {
-  BatchGraph &graph;
-  std::span<const ValueRef> refs;
-  bool await_ready() const {
-    return std::all_of(refs.begin(), refs.end(),
-                       [&](const ValueRef &ref) { return graph.isComputed(ref.instance); });
-  }
-  void await_suspend(std::coroutine_handle<> coroutine) { graph.suspend(coroutine, refs); }
-  void await_resume() const noexcept {}
-};
-inline ComputedAwaiter untilComputed(BatchGraph &graph, const ValueRef &ref) {
-  return {graph, std::span<const ValueRef>(&ref, 1)};
-}
-inline ComputedAwaiter untilComputed(BatchGraph &graph, const std::vector<ValueRef> &refs) {
-  return {graph, refs};
-}
 
 } // namespace foldc::rt

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -42,8 +43,8 @@ public:
   int64_t token(size_t k) const { return live_[k].last; }
 
   /// `scores[k]`: the log-probabilities the step gave live hypothesis k
-  /// (computed), `next[k]` its next state.
-  void advance(const BatchGraph &graph, const std::vector<ValueRef> &scores, std::vector<S> next) {
+  /// (computed: `co_await untilComputed` gives them), `next[k]` its next state.
+  void advance(const std::vector<std::span<const float>> &scores, std::vector<S> next) {
     struct Candidate {
       double score;
       size_t from;
@@ -51,7 +52,7 @@ public:
     };
     std::vector<Candidate> candidates;
     for (size_t k = 0; k < live_.size(); ++k) {
-      std::span<const float> logp = graph.computedValue(scores[k]);
+      std::span<const float> logp = scores[k];
       for (size_t v = 0; v < logp.size(); ++v)
         candidates.push_back({live_[k].score + double(logp[v]), k, int64_t(v)});
     }

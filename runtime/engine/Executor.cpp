@@ -290,7 +290,7 @@ void Executor::placeOutputsReusing(std::span<const ValueRef> readAfter) {
 }
 
 void Executor::runInstances(std::span<const int32_t> ids,
-                            std::optional<std::span<const ValueRef>> onlyReadAfter) {
+                            std::optional<std::span<const ValueRef>> onlyFor) {
   auto start = Clock::now();
   const size_t firstBatch = schedule_.batches.size();
   if (options_.batching)
@@ -304,8 +304,8 @@ void Executor::runInstances(std::span<const int32_t> ids,
 
   start = Clock::now();
   placements_.resize(batches);
-  if (onlyReadAfter)
-    placeOutputsReusing(*onlyReadAfter);
+  if (onlyFor)
+    placeOutputsReusing(*onlyFor);
   else
     placeOutputs(firstBatch);
   if (values_.size() < arenaUsed_)

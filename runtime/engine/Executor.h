@@ -17,6 +17,11 @@ struct ExecOptions {
   uint64_t seed = 0;     ///< dropout seed
 };
 
+/// Which recorded instances a forward runs: all of them, or only those that
+/// some values depend on (`onlyFor`: infer runs what its outputs and
+/// decisions need, and nothing else).
+enum class RunScope { All, OnlyFor };
+
 class WorkerPool;
 
 /// Timings of the last forward/backward, in seconds: `forward` and
@@ -101,16 +106,16 @@ private:
   /// What `roots` depend on among the instances not run yet, in creation order.
   std::vector<int32_t> pendingFor(std::span<const ValueRef> roots);
   /// Schedules and runs instances `ids` (increasing, not run yet). With
-  /// `onlyReadAfter` (the only round of a forward, after which only those
-  /// values are read), the space of every other value serves again.
+  /// `onlyFor` (the only round of a forward, after which only those values
+  /// are read), the space of every other value serves again.
   void runInstances(std::span<const int32_t> ids,
-                    std::optional<std::span<const ValueRef>> onlyReadAfter = std::nullopt);
+                    std::optional<std::span<const ValueRef>> onlyFor = std::nullopt);
   /// Arena offsets for the outputs of batches [firstBatch, end), each new.
   void placeOutputs(size_t firstBatch);
   /// Arena offsets for the outputs of every batch (one round), a value's
   /// block given to a later batch's output of the same size once every batch
   /// that reads it has run: a long chain's inference keeps no values but
-  /// the ones read after (`onlyReadAfter`), instead of one per step.
+  /// the ones read after (`onlyFor`), instead of one per step.
   void placeOutputsReusing(std::span<const ValueRef> readAfter);
   /// The call of batch `b` over gathered arguments and host data.
   ForwardCall callFor(size_t b, std::span<const float *const> args, std::span<float *const> outs);

@@ -24,8 +24,9 @@ std::atomic<int> gemmThreads{1};
 
 /// The panel kernel is one thread's (with more GEMM threads, OpenBLAS's),
 /// and for a full panel or more: a narrow C (a classifier's few classes)
-/// would leave most of its 32 columns idle.
-bool panelGemmApplies(int64_t n, float beta) {
+/// would leave most of its 32 columns idle. (Unused where the kernel is not
+/// built: its callers are behind `if constexpr (kPanelGemmBuilt)`.)
+[[maybe_unused]] bool panelGemmApplies(int64_t n, float beta) {
   return kPanelGemmBuilt && n >= kPanelWidth && (beta == 0.0f || beta == 1.0f) &&
          gemmThreads.load(std::memory_order_relaxed) == 1;
 }
@@ -54,8 +55,8 @@ struct WeightPanels {
 thread_local WeightPanels weightPanels;
 
 /// Panels for op(B), packed into `scratch` (or reused from this pass).
-const float *panelsOf(Transpose tb, int64_t k, int64_t n, const float *b, int64_t ldb,
-                      std::vector<float> &scratch) {
+[[maybe_unused]] const float *panelsOf(Transpose tb, int64_t k, int64_t n, const float *b,
+                                       int64_t ldb, std::vector<float> &scratch) {
   scratch.resize(size_t(k * kPanelWidth * panelCount(n)));
   packPanels(tb, k, n, b, ldb, scratch.data());
   return scratch.data();

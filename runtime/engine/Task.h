@@ -2,7 +2,7 @@
 // unfolding function whose work depends on a computed value (an `if` on a
 // tensor, a `loop`, a `beam`) is a coroutine returning Task<T>: it suspends
 // where it reads a value the executor has not computed yet, and the agenda
-// (Agenda.h) resumes it after the next batched run.
+// (Agenda.h) that owns it resumes it after the next batched run.
 #pragma once
 
 #include <coroutine>
@@ -12,12 +12,23 @@
 
 namespace foldc::rt {
 
+class Agenda;
+
+/// What every unfolding coroutine knows: the agenda that runs it and the
+/// example (its index in the batch graph) whose instances it records. A
+/// root gets them from the agenda that starts it; a coroutine it awaits
+/// inherits them, so a coroutine's example is never implicit.
+struct UnfoldingPromise {
+  Agenda *agenda = nullptr;
+  int example = -1;
+};
+
 /// A lazily started coroutine giving a T. Awaited by its caller (which
 /// resumes when it finishes, by symmetric transfer: no stack grows with the
 /// depth of nested calls) or started by the agenda as an example's root.
 template <class T> class [[nodiscard]] Task {
 public:
-  struct promise_type {
+  struct promise_type : UnfoldingPromise {
     std::optional<T> value;
     std::exception_ptr error;
     std::coroutine_handle<> continuation; ///< the awaiting caller, if any
@@ -50,16 +61,25 @@ public:
   Task &operator=(const Task &) = delete;
   ~Task() { destroy(); }
 
-  // Awaited by another coroutine: runs this one, then resumes the caller.
+  // Awaited by another coroutine: runs this one, as the caller's example,
+  // then resumes the caller.
   bool await_ready() const noexcept { return false; }
-  std::coroutine_handle<> await_suspend(std::coroutine_handle<> caller) noexcept {
-    handle_.promise().continuation = caller;
+  template <class CallerPromise>
+  std::coroutine_handle<> await_suspend(std::coroutine_handle<CallerPromise> caller) noexcept {
+    promise_type &p = handle_.promise();
+    p.continuation = caller;
+    static_cast<UnfoldingPromise &>(p) = caller.promise();
     return handle_;
   }
   T await_resume() { return take(); }
 
-  /// As a root: runs until the first suspension (or the end).
-  void start() { handle_.resume(); }
+  /// As a root of `agenda`: unfolds example `example`; not started yet
+  /// (the agenda resumes handle() as that example).
+  void bind(Agenda &agenda, int example) {
+    handle_.promise().agenda = &agenda;
+    handle_.promise().example = example;
+  }
+  std::coroutine_handle<> handle() const { return handle_; }
   bool done() const { return handle_.done(); }
   /// The result of a finished task; rethrows what the coroutine threw.
   T take() {

@@ -75,14 +75,11 @@ template <class List> List sliceList(const List &xs, long long lo) {
   return sliceList(xs, lo, (long long)xs.size());
 }
 
-/// A computed f32 scalar read by unfolding (after `co_await untilComputed`).
-inline double computedFloat(const BatchGraph &graph, ValueRef ref) {
-  return double(graph.computedValue(ref)[0]);
-}
+/// A computed f32 scalar read by unfolding (`co_await untilComputed(ref)`
+/// gives its value).
+inline double computedFloat(std::span<const float> value) { return double(value[0]); }
 /// A computed i32 scalar (an argmax) read by unfolding.
-inline int64_t computedInt(const BatchGraph &graph, ValueRef ref) {
-  return int64_t(std::lround(graph.computedValue(ref)[0]));
-}
+inline int64_t computedInt(std::span<const float> value) { return int64_t(std::lround(value[0])); }
 
 /// `concat(xs, ys, ...)` of lists: their elements one list after another.
 template <class List, class... Lists> List concatLists(const List &first, const Lists &...rest) {

@@ -110,7 +110,7 @@ template <class T> struct IsTask<Task<T>> : std::true_type {};
 /// (records the example's instances, losses and metrics and gives its output
 /// handle) and `nlohmann::json outputJson(const Executor &, const Output &) const`.
 /// A model that decides on computed values gives `Task<Output>` instead:
-/// its batches unfold and run interleaved (Agenda.h).
+/// its batches unfold and run interleaved, in an Agenda's rounds (Agenda.h).
 template <class Derived, class ExampleT, class OutputT> class ModelBase {
 public:
   using Example = ExampleT;
@@ -128,16 +128,8 @@ public:
   /// The output of every example, as JSON. Only what the outputs depend on
   /// runs: losses and metrics are for eval().
   std::vector<nlohmann::json> infer(Batch batch, const RunOptions &options = {}) {
-    std::vector<Output> outputs;
-    if constexpr (interleaved()) {
-      outputs = unfoldInterleaved(batch, options, false, true);
-    } else {
-      outputs = unfold(batch, options);
-      executor_.forward(graph_, execOptions(options, false),
-                        std::span<const ValueRef>(valueRefsOf(outputs)));
-    }
     std::vector<nlohmann::json> out;
-    for (const Output &o : outputs)
+    for (const Output &o : runForward(batch, options, false, RunScope::OnlyFor))
       out.push_back(derived().outputJson(executor_, o));
     return out;
   }
@@ -191,11 +183,13 @@ protected:
 private:
   const Derived &derived() const { return static_cast<const Derived &>(*this); }
 
-  /// Whether the model's unfolding waits on computed values (a coroutine).
-  static constexpr bool interleaved() {
-    return IsTask<decltype(std::declval<const Derived &>().unfold(
-        std::declval<const ExampleT &>(), std::declval<BatchGraph &>()))>::value;
-  }
+  /// What the generated unfold gives for an example: its Output, or a
+  /// Task<Output> when the model's unfolding waits on computed values. (A
+  /// template, so that it is looked at once Derived is complete.)
+  template <class D = Derived>
+  using Unfolded = decltype(std::declval<const D &>().unfold(std::declval<const ExampleT &>(),
+                                                             std::declval<BatchGraph &>()));
+  static constexpr bool interleaved() { return IsTask<Unfolded<>>::value; }
 
   static std::vector<ValueRef> valueRefsOf(const std::vector<Output> &outputs) {
     std::vector<ValueRef> refs;
@@ -204,48 +198,18 @@ private:
     return refs;
   }
 
-  /// Unfolds and runs forward in rounds (runAgenda); the executor's last
-  /// round included, before its objective. With `outputsOnly`, only what
-  /// the decisions and the outputs need runs (infer).
-  std::vector<Output> unfoldInterleaved(Batch batch, const RunOptions &options, bool training,
-                                        bool outputsOnly = false) {
-    auto start = std::chrono::steady_clock::now();
-    times_ = ModelTimes{};
+  /// Records every example of `batch` into the graph, each as its own
+  /// example (its dropout identity its place in the global batch). A
+  /// coroutine records nothing until its agenda starts it.
+  auto unfoldEach(Batch batch, const RunOptions &options) {
     graph_.clear();
-    WeightPass pass; // the weights stay as they are across the rounds
-    executor_.beginForward(graph_, execOptions(options, training));
-    std::vector<Task<Output>> roots;
-    roots.reserve(batch.size());
+    std::vector<Unfolded<>> unfolded;
+    unfolded.reserve(batch.size());
     for (size_t j = 0; j < batch.size(); ++j) {
       graph_.beginExample(options.exampleIds.empty() ? uint32_t(j) : options.exampleIds[j]);
-      roots.push_back(derived().unfold(*batch[j], graph_));
+      unfolded.push_back(derived().unfold(*batch[j], graph_));
     }
-    runAgenda(graph_, executor_, roots, outputsOnly);
-    std::vector<Output> outputs;
-    outputs.reserve(batch.size());
-    for (Task<Output> &root : roots)
-      outputs.push_back(root.take());
-    if (outputsOnly)
-      executor_.runPendingFor(valueRefsOf(outputs));
-    else
-      executor_.runPending();
-    const ExecStats &stats = executor_.stats();
-    times_.unfold = secondsSince(start) - stats.forward - stats.schedule;
-    return outputs;
-  }
-
-  std::vector<Output> unfold(Batch batch, const RunOptions &options) {
-    auto start = std::chrono::steady_clock::now();
-    times_ = ModelTimes{};
-    graph_.clear();
-    std::vector<Output> outputs;
-    outputs.reserve(batch.size());
-    for (size_t j = 0; j < batch.size(); ++j) {
-      graph_.beginExample(options.exampleIds.empty() ? uint32_t(j) : options.exampleIds[j]);
-      outputs.push_back(derived().unfold(*batch[j], graph_));
-    }
-    times_.unfold = secondsSince(start);
-    return outputs;
+    return unfolded;
   }
 
   static ExecOptions execOptions(const RunOptions &options, bool training) {
@@ -256,14 +220,46 @@ private:
     return exec;
   }
 
-  BatchResult forward(Batch batch, const RunOptions &options, bool training) {
+  /// Unfolds `batch` and runs it forward: everything, the objective and
+  /// metrics included (RunScope::All), or only what the outputs need
+  /// (OnlyFor, infer). A model that decides on computed values unfolds and
+  /// runs in rounds (Agenda.h); the others in one round.
+  std::vector<Output> runForward(Batch batch, const RunOptions &options, bool training,
+                                 RunScope scope) {
+    auto start = std::chrono::steady_clock::now();
+    times_ = ModelTimes{};
+    auto unfolded = unfoldEach(batch, options);
+    std::vector<Output> outputs;
+    outputs.reserve(batch.size());
     if constexpr (interleaved()) {
-      unfoldInterleaved(batch, options, training);
-      executor_.endForward();
+      WeightPass pass; // the weights stay as they are across the rounds
+      executor_.beginForward(graph_, execOptions(options, training));
+      Agenda(graph_, executor_).run(unfolded, scope);
+      for (Task<Output> &root : unfolded)
+        outputs.push_back(root.take());
+      if (scope == RunScope::OnlyFor) {
+        executor_.runPendingFor(valueRefsOf(outputs));
+      } else {
+        executor_.runPending();
+        executor_.endForward();
+      }
+      const ExecStats &stats = executor_.stats();
+      times_.unfold = secondsSince(start) - stats.forward - stats.schedule;
     } else {
-      unfold(batch, options);
-      executor_.forward(graph_, execOptions(options, training));
+      outputs = std::move(unfolded);
+      times_.unfold = secondsSince(start);
+      std::vector<ValueRef> refs;
+      if (scope == RunScope::OnlyFor)
+        refs = valueRefsOf(outputs);
+      executor_.forward(graph_, execOptions(options, training),
+                        scope == RunScope::OnlyFor ? std::optional<std::span<const ValueRef>>(refs)
+                                                   : std::nullopt);
     }
+    return outputs;
+  }
+
+  BatchResult forward(Batch batch, const RunOptions &options, bool training) {
+    runForward(batch, options, training, RunScope::All);
     BatchResult result;
     result.examples = int(batch.size());
     result.loss = executor_.objective();
