@@ -6,6 +6,7 @@
 #include <ostream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 namespace foldc {
 
@@ -59,5 +60,13 @@ private:
   unsigned errorCount_ = 0;
   bool suppressingNotes_ = false;
 };
+
+/// `a, b and c`: a list as a message says it.
+inline std::string listedWithAnd(const std::vector<std::string> &items) {
+  std::string text;
+  for (size_t i = 0; i < items.size(); ++i)
+    text += (i == 0 ? "" : i + 1 == items.size() ? " and " : ", ") + items[i];
+  return text;
+}
 
 } // namespace foldc

@@ -139,6 +139,14 @@ std::optional<Option> optionNamed(std::string_view name) {
   return findNamed(kOptions, name, &OptionInfo::option, &OptionInfo::name);
 }
 
+std::vector<Option> optionsTakenBy(OptionTakenBy who) {
+  std::vector<Option> taken;
+  for (const OptionInfo &row : kOptions)
+    if (row.takenBy == who)
+      taken.push_back(row.option);
+  return taken;
+}
+
 bool takesAxis(Builtin builtin) {
   std::optional<OpKind> op = opOf(builtin);
   return op && opInfo(*op).attr == OpAttr::Axis;

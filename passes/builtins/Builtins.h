@@ -9,6 +9,7 @@
 #include <array>
 #include <optional>
 #include <string_view>
+#include <vector>
 
 namespace foldc {
 
@@ -80,6 +81,8 @@ struct OptionInfo {
   OptionTakes takes;
 };
 const OptionInfo &optionInfo(Option option);
+/// The options `who` takes, in table order.
+std::vector<Option> optionsTakenBy(OptionTakenBy who);
 std::optional<Option> optionNamed(std::string_view name);
 
 enum class LayerKind {

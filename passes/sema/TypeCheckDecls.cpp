@@ -157,6 +157,14 @@ void TypeChecker::checkInitializer(const Expr &init, const TypeRef &paramType,
 }
 
 //===------------------------------------------------------------ layers
+/// "trainable: and lr_scale:": the options of the table that every layer takes.
+static std::string layerOptionsText() {
+  std::vector<std::string> names;
+  for (Option option : optionsTakenBy(OptionTakenBy::Layers))
+    names.push_back(std::string(optionInfo(option).name) + ":");
+  return listedWithAnd(names);
+}
+
 void TypeChecker::checkLayer(const LayerDecl &layer) {
   const CallExpr *call = dyn_cast<CallExpr>(layer.constructor.get());
   const NameExpr *ctor = call ? dyn_cast<NameExpr>(call->callee.get()) : nullptr;
@@ -183,7 +191,7 @@ void TypeChecker::checkLayer(const LayerDecl &layer) {
         return;
     } else {
       diag_.error(arg.range) << "'" << ctor->name << "' has no option '" << arg.name
-                             << "' (every layer takes trainable: and lr_scale:"
+                             << "' (every layer takes " << layerOptionsText()
                              << (ctorInfo.option
                                      ? ", '" + ctor->name + "' also " +
                                            std::string(optionInfo(*ctorInfo.option).name) + ":"

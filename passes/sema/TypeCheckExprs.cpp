@@ -257,6 +257,15 @@ TypeRef TypeChecker::checkMember(const TypeRef &base, const Selector &selector, 
   return common;
 }
 
+/// "sum, mean, ... and concat": the builtins that take an `axis:`, in table order.
+static std::string axisBuiltinsText() {
+  std::vector<std::string> names;
+  for (int i = 0; i < kBuiltinCount; ++i)
+    if (takesAxis(Builtin(i)))
+      names.emplace_back(builtinInfo(Builtin(i)).name);
+  return listedWithAnd(names);
+}
+
 std::optional<Builtin> TypeChecker::calledBuiltin(const CallExpr &call) const {
   std::optional<BuiltinName> row =
       rowOf(dyn_cast<NameExpr>(call.callee.get()), BuiltinName::Table::Callable);
@@ -289,8 +298,7 @@ TypeRef TypeChecker::checkCall(const CallExpr &call) {
       continue;
     }
     diag_.error(a.range) << "named arguments ('" << a.name << ":') are only for layer options "
-                         << "and a last 'axis:' of sum, mean, max, min, softmax, log_softmax, "
-                         << "argmax and concat";
+                         << "and a last 'axis:' of " << axisBuiltinsText();
     return types::errorType();
   }
   // A builtin called directly sees its arguments' expressions (constants).

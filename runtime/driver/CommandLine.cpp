@@ -39,15 +39,6 @@ int onReplicas(Command command, const DriverOptions &options, DriverModel &model
   });
 }
 
-/// The command the parsed command line names (not `info`).
-Command commandOf(const Subcommands &commands) {
-  return commands.train->parsed()   ? Command::Train
-         : commands.eval->parsed()  ? Command::Eval
-         : commands.check->parsed() ? Command::Check
-         : commands.serve->parsed() ? Command::Serve
-                                    : Command::Infer;
-}
-
 /// Runs `command` on a large-stack thread, or on `--threads` replicas when
 /// train or eval runs data-parallel in one process.
 int runOnThreads(const std::string &name, Command command, const DriverOptions &options,
@@ -97,14 +88,15 @@ int runDriver(int argc, char **argv, const std::string &name, DriverModel &model
     std::cout.flush();
     return std::cout ? 0 : 1;
   }
-  if (std::string misuse = misuseOf(commands, options, model.metricNames()); !misuse.empty()) {
+  Command command = *commands.parsed(); // require_subcommand(1): info or a command
+  if (std::string misuse = misuseOf(command, options, model.metricNames()); !misuse.empty()) {
     if (processes.rank() == 0) // under mpirun, one rank says it
       std::cerr << name << ": error: " << misuse << "\n";
     return 2;
   }
   try {
     setAllowUnknownFields(options.allowUnknownFields);
-    return runOnThreads(name, commandOf(commands), options, model, processes);
+    return runOnThreads(name, command, options, model, processes);
   } catch (const std::exception &e) {
     if (processes.size() > 1) {
       std::cerr << name << ": error (rank " << processes.rank() << " of " << processes.size()

@@ -299,28 +299,44 @@ std::string trainingMisuse(const DriverOptions &options) {
 
 } // namespace
 
+std::optional<Command> Subcommands::parsed() const {
+  for (auto [command, app] : commands)
+    if (app->parsed())
+      return command;
+  return std::nullopt;
+}
+
 Subcommands addSubcommands(CLI::App &app, DriverOptions &options) {
   Subcommands commands;
-  commands.train = addTrainCommand(app, options);
-  commands.eval = addEvalCommand(app, options);
-  commands.infer = addInferCommand(app, options);
-  commands.serve = addServeCommand(app, options);
-  commands.check = addCheckCommand(app, options);
+  commands.commands = {{Command::Train, addTrainCommand(app, options)},
+                       {Command::Eval, addEvalCommand(app, options)},
+                       {Command::Infer, addInferCommand(app, options)},
+                       {Command::Serve, addServeCommand(app, options)},
+                       {Command::Check, addCheckCommand(app, options)}};
   commands.info = app.add_subcommand(
       "info",
       "print the model's parameters per layer and def, their total, its kernels and metrics");
   return commands;
 }
 
-std::string misuseOf(const Subcommands &commands, const DriverOptions &options,
+std::string misuseOf(Command command, const DriverOptions &options,
                      const std::vector<std::string> &metricNames) {
-  if (commands.train->parsed()) {
+  switch (command) {
+  case Command::Train: {
     std::string misuse = selectionMisuse(options, metricNames);
     return misuse.empty() ? trainingMisuse(options) : misuse;
   }
-  for (CLI::App *cmd : {commands.eval, commands.infer, commands.serve})
-    if (cmd->parsed() && options.params.empty() && !options.init)
-      return cmd->get_name() + " needs --params FILE (or --init for new parameters from --seed)";
+  case Command::Eval:
+  case Command::Infer:
+  case Command::Serve:
+    // --init: see addInitFlag
+    if (options.params.empty() && !options.init)
+      return std::string(commandName(command)) +
+             " needs --params FILE (or --init for new parameters from --seed)";
+    return "";
+  case Command::Check:
+    return "";
+  }
   return "";
 }
 

@@ -40,6 +40,22 @@ int flushed() {
   return 1;
 }
 
+const char *commandName(Command command) {
+  switch (command) {
+  case Command::Train:
+    return "train";
+  case Command::Eval:
+    return "eval";
+  case Command::Infer:
+    return "infer";
+  case Command::Check:
+    return "check";
+  case Command::Serve:
+    return "serve";
+  }
+  return "";
+}
+
 namespace {
 
 int runSession(Command command, Session &session) {

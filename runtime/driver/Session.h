@@ -17,6 +17,8 @@
 namespace foldc::rt {
 
 enum class Command { Train, Eval, Infer, Check, Serve };
+/// The command's name on the command line.
+const char *commandName(Command command);
 
 /// Runs `command` over `model` as this member of `processes`; gives the
 /// exit status. Throws on bad data (DataError, located as FILE:LINE) and
