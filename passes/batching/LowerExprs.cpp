@@ -9,7 +9,27 @@
 
 namespace foldc::lowering {
 
-LoweredValue Lowering::eval(const Expr &e, Context &ctx) {
+LoweredValue Lowering::materialized(const LoweredValue &v, Context &ctx) {
+  if (v.kind == LoweredValue::Kind::Param) {
+    OpAttrs attrs;
+    attrs.param = v.param;
+    return emit(ctx, OpKind::Read, {}, v.type, v.range, attrs);
+  }
+  if (v.kind != LoweredValue::Kind::Tuple)
+    return v;
+  LoweredValue t = v;
+  for (LoweredValue &e : t.elements)
+    e = materialized(e, ctx);
+  return t;
+}
+
+std::vector<LoweredValue> Lowering::materialized(std::vector<LoweredValue> values, Context &ctx) {
+  for (LoweredValue &v : values)
+    v = materialized(v, ctx);
+  return values;
+}
+
+LoweredValue Lowering::evalLazy(const Expr &e, Context &ctx) {
   TypeRef type = program_.typeOf(e);
   switch (e.kind()) {
   case ExprKind::IntLit:
@@ -18,10 +38,10 @@ LoweredValue Lowering::eval(const Expr &e, Context &ctx) {
   case ExprKind::BoolLit:
     return literal(e, type);
   case ExprKind::Name:
-    return evalName(static_cast<const NameExpr &>(e), type, ctx);
+    return evalName(static_cast<const NameExpr &>(e), type);
   case ExprKind::Member: {
     auto &m = static_cast<const MemberExpr &>(e);
-    LoweredValue base = eval(*m.base, ctx);
+    LoweredValue base = evalLazy(*m.base, ctx); // `ws.0` of a tuple of parameters stays unread
     if (m.selector.isIndex())
       return element(base, *m.selector.index);
     auto field = hostExpr(HostExpr::Kind::Field, type, {base.expr});
@@ -33,7 +53,7 @@ LoweredValue Lowering::eval(const Expr &e, Context &ctx) {
     t.kind = LoweredValue::Kind::Tuple;
     t.type = type;
     for (const ExprPtr &x : static_cast<const TupleExpr &>(e).elements)
-      t.elements.push_back(eval(*x, ctx));
+      t.elements.push_back(evalLazy(*x, ctx)); // a parameter read through a tuple stays unread
     return t;
   }
   case ExprKind::Neg: {
@@ -144,7 +164,7 @@ LoweredValue Lowering::literal(const Expr &e, const TypeRef &type) {
   return v;
 }
 
-LoweredValue Lowering::evalName(const NameExpr &name, const TypeRef &type, Context &ctx) {
+LoweredValue Lowering::evalName(const NameExpr &name, const TypeRef &type) {
   const Symbol &sym = program_.names->names.at(&name);
   switch (sym.kind) {
   case Symbol::Kind::Local: {
@@ -164,8 +184,15 @@ LoweredValue Lowering::evalName(const NameExpr &name, const TypeRef &type, Conte
   case Symbol::Kind::HostFunction:
     return blockValue(type);
   }
-  // A parameter used as a value: every instance reads the same tensor.
-  return emitWithParam(ctx, OpKind::Read, {}, type, name.range(), paramKey(name));
+  // A parameter used as a value: every instance reads the same tensor, in
+  // place when it is a product's weight (evalBinary), else by `read`.
+  LoweredValue v;
+  v.kind = LoweredValue::Kind::Param;
+  v.text = name.name;
+  v.type = type;
+  v.param = paramIndex(paramKey(name));
+  v.range = name.range();
+  return v;
 }
 
 std::string Lowering::ownerOf(const ParamDecl *param) {
@@ -256,16 +283,19 @@ static std::optional<OpKind> tensorOpOf(BinaryOp op) {
 }
 
 LoweredValue Lowering::evalBinary(const BinaryExpr &b, const TypeRef &type, Context &ctx) {
-  // x @ W and x + b of a parameter: the kernels read it in place.
-  if (std::string key = paramKey(*b.rhs); !key.empty()) {
-    TypeRef rhs = program_.typeOf(*b.rhs);
-    TypeRef lhs = program_.typeOf(*b.lhs);
-    if (b.op == BinaryOp::MatMul && lhs->shape.size() == 1 && rhs->shape.size() == 2)
-      return emitWithParam(ctx, OpKind::Linear, {eval(*b.lhs, ctx)}, type, b.range(), key);
-    if (b.op == BinaryOp::Add && lhs->isTensor() && sameType(lhs, rhs))
-      return emitWithParam(ctx, OpKind::BiasAdd, {eval(*b.lhs, ctx)}, type, b.range(), key);
+  LoweredValue lhs = eval(*b.lhs, ctx), rhs = evalLazy(*b.rhs, ctx);
+  // x @ W and x + b of a parameter, however it reached here (named, passed
+  // to an inlined def, through a tuple): the kernel reads it in place, one
+  // GEMM for every instance of the batch.
+  if (rhs.kind == LoweredValue::Kind::Param && lhs.isTensorLike()) {
+    OpAttrs attrs;
+    attrs.param = rhs.param;
+    if (b.op == BinaryOp::MatMul && lhs.type->shape.size() == 1 && rhs.type->shape.size() == 2)
+      return emit(ctx, OpKind::Linear, {lhs}, type, b.range(), attrs);
+    if (b.op == BinaryOp::Add && lhs.type->isTensor() && sameType(lhs.type, rhs.type))
+      return emit(ctx, OpKind::BiasAdd, {lhs}, type, b.range(), attrs);
   }
-  LoweredValue lhs = eval(*b.lhs, ctx), rhs = eval(*b.rhs, ctx);
+  rhs = materialized(rhs, ctx);
   if (isLogical(b.op)) { // computed scalars are read: `&&` and `||` decide on the host
     lhs = asCondition(lhs, sourceText(*b.lhs), ctx, b.lhs->range());
     rhs = asCondition(rhs, sourceText(*b.rhs), ctx, b.rhs->range());
@@ -342,12 +372,12 @@ LoweredValue Lowering::evalCall(const CallExpr &call, const TypeRef &type, Conte
     return blockValue(type);
   std::vector<LoweredValue> args;
   for (const Argument &a : call.args)
-    if (a.name.empty()) // `axis:` is an attribute of the op (axisOfCall)
-      args.push_back(eval(*a.value, ctx));
+    if (a.name.empty())                        // `axis:` is an attribute of the op (axisOfCall)
+      args.push_back(evalLazy(*a.value, ctx)); // apply reads what it does not inline
   if (auto *name = dyn_cast<NameExpr>(call.callee.get())) {
     const Symbol &sym = program_.names->names.at(name);
     if (sym.kind == Symbol::Kind::Builtin) // sema let only callables through
-      return builtin(sym.builtin.callable, args, type, call, ctx);
+      return builtin(sym.builtin.callable, materialized(std::move(args), ctx), type, call, ctx);
     // A block parameter of an inlined def: apply the block it was given.
     if (auto bound = env_.find(sym.binding);
         sym.kind == Symbol::Kind::Local && bound != env_.end() && bound->second.block)
@@ -384,6 +414,10 @@ LoweredValue Lowering::apply(const std::shared_ptr<const BlockValue> &block,
                         "calling a block held in a local or parameter of a def that cannot be "
                         "inlined (one with match, if, loops or recursion)",
                         type);
+  // Only an inlined def's body sees its parameters unread (weights passed as
+  // arguments): anything else reads them here.
+  if (block->kind != BlockValue::Kind::Def || !inlinable(*block->def))
+    args = materialized(std::move(args), ctx);
   switch (block->kind) {
   case BlockValue::Kind::Def: {
     const FunctionDecl &fn = *block->def;

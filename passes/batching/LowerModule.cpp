@@ -494,6 +494,7 @@ LoweredValue Lowering::element(const LoweredValue &v, size_t i) {
     return fromHandle(h, text, t, v.stage);
   }
   case LoweredValue::Kind::Local:
+  case LoweredValue::Kind::Param:
   case LoweredValue::Kind::Block:
   case LoweredValue::Kind::None:
     return LoweredValue::none(t);
@@ -526,7 +527,8 @@ StepValue Lowering::valueOf(const LoweredValue &v) {
     out.text = v.text;
     return out;
   case LoweredValue::Kind::Handle:
-  case LoweredValue::Kind::Block:
+  case LoweredValue::Kind::Param: // read before any step holds it (eval): if not, the
+  case LoweredValue::Kind::Block: // verifier reports the step's undefined local
   case LoweredValue::Kind::None:
     out.handle = v.handle;
     out.text = v.text;

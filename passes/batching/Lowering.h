@@ -36,9 +36,10 @@ std::shared_ptr<HostExpr> hostExpr(HostExpr::Kind kind, TypeRef type,
                                    std::vector<HostExprRef> operands = {});
 
 /// What lowering knows about a value of the source: a host value, a kernel
-/// result (Local), a handle of unfolding, a tuple or block of them, or none.
+/// result (Local), a handle of unfolding, a parameter not read yet (Param), a
+/// tuple or block of them, or none.
 struct LoweredValue {
-  enum class Kind { Host, Local, Handle, Tuple, Block, None } kind = Kind::None;
+  enum class Kind { Host, Local, Handle, Param, Tuple, Block, None } kind = Kind::None;
   std::string text; ///< for people: the source, or the handle's name in the plan
   TypeRef type;
   int kernel = -1, value = -1;        ///< Local: value `value` of kernel `kernel`
@@ -49,6 +50,13 @@ struct LoweredValue {
   double number = 0;     ///< its value
   HostExprRef expr;      ///< Host: how unfolding computes it
   foldc::Handle handle;  ///< Handle
+  /// Param: the parameter's index in the plan, and where it was named. A
+  /// parameter passed as a value (to an inlined def, in a tuple) stays
+  /// unread until used: the right operand of a product or a sum reads it in
+  /// place (`linear`, `bias_add`, one GEMM against the packed weight); any
+  /// other use reads it (`read`, materialized).
+  int param = -1;
+  SourceRange range;
 
   bool isTensorLike() const { return kind == Kind::Local || kind == Kind::Handle; }
   static LoweredValue host(std::string text, TypeRef type, HostExprRef expr) {
@@ -185,7 +193,13 @@ private:
   int addOrReuseOp(KernelPlan &k, PlanOp op);
 
   // ------------------------------------------------------------ expressions
-  LoweredValue eval(const Expr &e, Context &ctx);
+  /// The value of `e`, every parameter in it read (materialized).
+  LoweredValue eval(const Expr &e, Context &ctx) { return materialized(evalLazy(e, ctx), ctx); }
+  /// The value of `e`, a parameter left unread (LoweredValue::Kind::Param).
+  LoweredValue evalLazy(const Expr &e, Context &ctx);
+  /// `v` with every parameter in it read into `ctx`'s stage-0 kernel.
+  LoweredValue materialized(const LoweredValue &v, Context &ctx);
+  std::vector<LoweredValue> materialized(std::vector<LoweredValue> values, Context &ctx);
 
   static LoweredValue tuple(std::vector<LoweredValue> elements);
 
@@ -194,7 +208,7 @@ private:
   LoweredValue constant(const std::string &text, const ConstValue &value, const TypeRef &type);
   LoweredValue literal(const Expr &e, const TypeRef &type);
 
-  LoweredValue evalName(const NameExpr &name, const TypeRef &type, Context &ctx);
+  LoweredValue evalName(const NameExpr &name, const TypeRef &type);
 
   std::string ownerOf(const ParamDecl *param);
 

@@ -167,6 +167,7 @@ class Program:
             lambda: self.pairs(n, d, scope),
             lambda: self.inlined(n, d, scope),
             lambda: self.product(n, d, scope),
+            lambda: self.weights_as_args(n, d, scope),
             lambda: f"dropout({self.tensor(n, d, scope)}, {r.choice(['0.0', '0.25'])})",
             # a kink at 0, kept away from the initial values as fc's relu is
             lambda: f"relu({self.tensor(n, d, scope)} + 2.0)",
@@ -226,6 +227,20 @@ class Program:
         self.defs.append(f"def {name}(x: f32[{m}], y: f32[{n}]) -> (f32[{n}], f32[{n}]) {{\n"
                          f"  return ({join}(x) * y, tanh(y));\n}}")
         return name, m
+
+    def weights_as_args(self, n, d, scope):
+        """A cell written once taking its weights as arguments (inlined: its
+        products read them in place), given them directly or in a tuple."""
+        name = self.fresh("cell")
+        m = self.rng.randint(1, 3)
+        weights, bias = self.matrix_param(m, n), self.param(n)
+        if self.rng.random() < 0.5:
+            self.defs.append(f"def {name}(x: f32[{m}], W: f32[{m}, {n}], b: f32[{n}]) -> f32[{n}] = "
+                             f"tanh(x @ W + b);")
+            return f"{name}({self.tensor(m, d, scope)}, {weights}, {bias})"
+        self.defs.append(f"def {name}(x: f32[{m}], wb: (f32[{m}, {n}], f32[{n}])) -> f32[{n}] = "
+                         f"tanh(x @ wb.0 + wb.1);")
+        return f"{name}({self.tensor(m, d, scope)}, ({weights}, {bias}))"
 
     def inlined(self, n, d, scope):
         name, m = self.pair_def(n)
