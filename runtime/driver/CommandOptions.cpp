@@ -177,7 +177,8 @@ void addTrainingFileOptions(CLI::App *train, DriverOptions &options) {
 }
 
 CLI::App *addTrainCommand(CLI::App &app, DriverOptions &options) {
-  CLI::App *train = app.add_subcommand("train", "train on --data, evaluating --dev each epoch");
+  CLI::App *train = app.add_subcommand(commandName(Command::Train),
+                                       "train on --data, evaluating --dev each epoch");
   addDataOptions(train, options);
   train->add_option("--dev", options.dev, "JSON Lines examples evaluated after each epoch");
   train->add_option("--dev-limit", options.devLimit, "use only the first N examples of --dev")
@@ -201,14 +202,16 @@ CLI::App *addTrainCommand(CLI::App &app, DriverOptions &options) {
 }
 
 CLI::App *addEvalCommand(CLI::App &app, DriverOptions &options) {
-  CLI::App *eval = app.add_subcommand("eval", "print the mean loss and metrics of --data as JSON");
+  CLI::App *eval = app.add_subcommand(commandName(Command::Eval),
+                                      "print the mean loss and metrics of --data as JSON");
   addDataOptions(eval, options);
   addInitFlag(eval, options, "use new parameters initialised from --seed (no --params)");
   return eval;
 }
 
 CLI::App *addInferCommand(CLI::App &app, DriverOptions &options) {
-  CLI::App *infer = app.add_subcommand("infer", "print each example's output as a JSON line");
+  CLI::App *infer =
+      app.add_subcommand(commandName(Command::Infer), "print each example's output as a JSON line");
   addDataOptions(infer, options);
   addInitFlag(infer, options, "use new parameters initialised from --seed (no --params)");
   addBatchingOptions(infer, options);
@@ -217,8 +220,9 @@ CLI::App *addInferCommand(CLI::App &app, DriverOptions &options) {
 
 CLI::App *addServeCommand(CLI::App &app, DriverOptions &options) {
   CLI::App *serve = app.add_subcommand(
-      "serve", "answer POST /infer (one example or a JSON array of them) over HTTP, batching "
-               "concurrent requests; GET /healthz, GET /metrics (Prometheus); SIGTERM stops");
+      commandName(Command::Serve),
+      "answer POST /infer (one example or a JSON array of them) over HTTP, batching "
+      "concurrent requests; GET /healthz, GET /metrics (Prometheus); SIGTERM stops");
   serve->add_option("--params", options.params, "safetensors parameters to serve");
   addInitFlag(serve, options, "serve new parameters initialised from --seed");
   serve->add_option("--seed", options.seed, "with --init: the initialisation seed (default 1)")
@@ -254,8 +258,9 @@ CLI::App *addServeCommand(CLI::App &app, DriverOptions &options) {
 
 CLI::App *addCheckCommand(CLI::App &app, DriverOptions &options) {
   CLI::App *check = app.add_subcommand(
-      "check", "check the gradients on --data against finite differences, and batched against "
-               "per-example execution; prints one JSON line, exits 1 on a mismatch");
+      commandName(Command::Check),
+      "check the gradients on --data against finite differences, and batched against "
+      "per-example execution; prints one JSON line, exits 1 on a mismatch");
   addDataOptions(check, options);
   check->add_option("--step", options.step, "finite-difference step (default 0.01)")
       ->check(kFinite & CLI::PositiveNumber);
