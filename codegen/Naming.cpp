@@ -55,8 +55,9 @@ const char *const kGenerated[] = {"Model",       "graph",           "output",   
 const char *const kGeneratedPrefixes[] = {"read", "unfold_", "Kernel"};
 
 bool claimedShape(const std::string &name) {
+  // A '.' is in the names of layer instances' parts (`tagger.fwd`).
   if (name.empty() || name.front() == '_' || name.back() == '_' ||
-      name.find("__") != std::string::npos)
+      name.find("__") != std::string::npos || name.find('.') != std::string::npos)
     return true;
   for (const char *prefix : kGeneratedPrefixes)
     if (name.rfind(prefix, 0) == 0)
@@ -64,12 +65,15 @@ bool claimedShape(const std::string &name) {
   return false;
 }
 
-/// `name` without leading, trailing or doubled underscores ("v" if nothing is left).
+/// `name` with each '.' as '_', without leading, trailing or doubled
+/// underscores ("v" if nothing is left).
 std::string tidy(const std::string &name) {
   std::string out;
-  for (char c : name)
+  for (char c : name) {
+    c = c == '.' ? '_' : c;
     if (c != '_' || (!out.empty() && out.back() != '_'))
       out += c;
+  }
   while (!out.empty() && out.back() == '_')
     out.pop_back();
   return out.empty() ? "v" : out;

@@ -62,4 +62,18 @@ bool isComparison(BinaryOp op) {
 
 bool isLogical(BinaryOp op) { return op == BinaryOp::And || op == BinaryOp::Or; }
 
+const char *spelling(LayerConstantKind kind) {
+  switch (kind) {
+  case LayerConstantKind::Int:
+    return "int";
+  case LayerConstantKind::Float:
+    return "float";
+  case LayerConstantKind::Activation:
+    return "activation";
+  case LayerConstantKind::Initializer:
+    return "init";
+  }
+  return "?";
+}
+
 } // namespace foldc

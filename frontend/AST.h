@@ -373,7 +373,7 @@ struct IfExpr : Expr {
 };
 
 //===----------------------------------------------------------- Statements
-enum class StmtKind { Let, Return, Loss, Metric, Output, Param };
+enum class StmtKind { Let, Return, Loss, Metric, Output, Param, Layer };
 
 struct Stmt : Node<StmtKind> {
   using Node::Node;
@@ -421,8 +421,19 @@ struct ParamStmt : Stmt {
   ParamDecl param;
 };
 
+/// `layer NAME = constructor;` inside a layer definition: an instance the
+/// layer is made of (instantiation turns it into a declaration of its own).
+struct LayerStmt : Stmt {
+  LayerStmt(SourceRange r, std::string n, SourceRange nr, ExprPtr c)
+      : Stmt(Kind::Layer, r), name(std::move(n)), nameRange(nr), constructor(std::move(c)) {}
+  FOLDC_NODE(Stmt, Layer)
+  std::string name;
+  SourceRange nameRange;
+  ExprPtr constructor;
+};
+
 //===--------------------------------------------------------- Declarations
-enum class DeclKind { Import, Const, Data, Param, Layer, Def, Model };
+enum class DeclKind { Import, Const, Data, Param, Layer, LayerDef, Def, Model };
 
 struct Decl : Node<DeclKind> {
   Decl(Kind k, SourceRange r, std::string n, SourceRange nr)
@@ -437,11 +448,16 @@ struct ImportDecl : Decl {
   FOLDC_NODE(Decl, Import)
 };
 
+/// What a const must hold: any constant, or (a layer's constant) an int or a float.
+enum class ConstKind { Any, Int, Float };
+
 struct ConstDecl : Decl {
   ConstDecl(SourceRange r, std::string n, SourceRange nr, ExprPtr v)
       : Decl(Kind::Const, r, std::move(n), nr), value(std::move(v)) {}
   FOLDC_NODE(Decl, Const)
   ExprPtr value;
+  ConstKind required = ConstKind::Any;
+  SourceRange requiredAt; ///< where `required` is written (a layer definition's constant)
 };
 
 /// One variant of a union; a record is a data type with one unnamed variant.
@@ -479,6 +495,13 @@ struct Parameter {
   TypeExprPtr type;
 };
 
+/// Where a def made by instantiating a layer definition comes from.
+struct InstanceOrigin {
+  std::string layer;            ///< the layer definition's name
+  SourceRange made;             ///< the instance's name where it is declared
+  std::vector<Argument> options; ///< `trainable:` and `lr_scale:` given to it or its encloser
+};
+
 /// `def` and `model`: parameters, a body of statements or one expression.
 struct FunctionDecl : Decl {
   FunctionDecl(Kind k, SourceRange r, std::string n, SourceRange nr, std::vector<Parameter> p,
@@ -491,12 +514,42 @@ struct FunctionDecl : Decl {
   TypeExprPtr result;        ///< null when not written
   std::vector<StmtPtr> body; ///< statements of a `{ ... }` body
   ExprPtr exprBody;          ///< the expression of `= expr;` (then body is empty)
+  /// Set on the def of a layer instance (its params are the instance's own).
+  std::unique_ptr<InstanceOrigin> instance;
+};
+
+/// The kinds of constant a layer definition takes.
+enum class LayerConstantKind { Int, Float, Activation, Initializer };
+const char *spelling(LayerConstantKind kind);
+
+/// `E: int` or `act: activation = tanh` in a layer definition's first list.
+struct LayerConstant {
+  SourceRange range;
+  SourceRange nameRange;
+  std::string name;
+  LayerConstantKind kind;
+  ExprPtr defaultValue; ///< null: the instance must give it
+};
+
+/// `layer NAME(constants)(parameters) -> result { body }`: a layer the user
+/// defines once and instantiates many times. The declaration itself is never
+/// checked or lowered; each instance is a copy (see passes/sema/InstantiateLayers.h).
+struct LayerDefDecl : Decl {
+  LayerDefDecl(SourceRange r, std::string n, SourceRange nr, std::vector<LayerConstant> c,
+               std::unique_ptr<FunctionDecl> a)
+      : Decl(Kind::LayerDef, r, std::move(n), nr), constants(std::move(c)), apply(std::move(a)) {}
+  FOLDC_NODE(Decl, LayerDef)
+  std::vector<LayerConstant> constants;
+  std::unique_ptr<FunctionDecl> apply; ///< what an instance does when called, named like the layer
 };
 
 /// A parsed `.fold` file.
 struct Module {
   std::string fileName;
   std::vector<DeclPtr> decls;
+  /// Instances whose instantiation failed (and was reported): a use of one
+  /// is not reported again as an undeclared name.
+  std::vector<std::string> failedInstances;
 };
 
 } // namespace foldc

@@ -72,6 +72,7 @@ std::unique_ptr<Module> ASTBuilder::buildModule(P::ProgramContext *ctx) {
 
 // decl : 'import' STRING ';' | 'const' ID '=' expr ';' | 'data' ID '=' dataBody ';'
 //      | paramDeclaration | 'layer' ID '=' expr ';'
+//      | 'layer' ID '(' layerConstants? ')' '(' paramList? ')' ('->' type)? defBody
 //      | 'def' ID '(' paramList? ')' ('->' type)? defBody | 'model' ID '(' paramList? ')' block
 DeclPtr ASTBuilder::buildDecl(P::DeclContext *ctx) {
   SourceRange range = rangeOf(ctx);
@@ -92,22 +93,58 @@ DeclPtr ASTBuilder::buildDecl(P::DeclContext *ctx) {
   if (auto *c = dynamic_cast<P::LayerDeclContext *>(ctx))
     return std::make_unique<LayerDecl>(range, c->ID()->getText(), rangeOf(c->ID()),
                                        buildExpr(c->expr()));
-  if (auto *c = dynamic_cast<P::DefDeclContext *>(ctx)) {
-    std::vector<StmtPtr> body;
-    ExprPtr exprBody;
-    if (c->defBody()->block())
-      body = buildBlock(c->defBody()->block());
-    else
-      exprBody = buildExpr(c->defBody()->expr());
-    return std::make_unique<FunctionDecl>(
-        DeclKind::Def, range, c->ID()->getText(), rangeOf(c->ID()), buildParams(c->paramList()),
-        c->type() ? buildType(c->type()) : nullptr, std::move(body), std::move(exprBody));
-  }
+  if (auto *c = dynamic_cast<P::DefDeclContext *>(ctx))
+    return buildDef(range, c->ID(), c->paramList(), c->type(), c->defBody());
+  if (auto *c = dynamic_cast<P::LayerDefDeclContext *>(ctx))
+    return std::make_unique<LayerDefDecl>(
+        range, c->ID()->getText(), rangeOf(c->ID()), buildLayerConstants(c->layerConstants()),
+        buildDef(range, c->ID(), c->paramList(), c->type(), c->defBody()));
   auto *c = dynamic_cast<P::ModelDeclContext *>(ctx);
   assert(c && "unhandled declaration alternative");
   return std::make_unique<FunctionDecl>(DeclKind::Model, range, c->ID()->getText(),
                                         rangeOf(c->ID()), buildParams(c->paramList()), nullptr,
                                         buildBlock(c->block()), nullptr);
+}
+
+// 'def' ID '(' paramList? ')' ('->' type)? defBody, and the same parts of a
+// layer definition.
+std::unique_ptr<FunctionDecl> ASTBuilder::buildDef(SourceRange range, antlr4::tree::TerminalNode *id,
+                                                   P::ParamListContext *params,
+                                                   P::TypeContext *result, P::DefBodyContext *body) {
+  std::vector<StmtPtr> stmts;
+  ExprPtr exprBody;
+  if (body->block())
+    stmts = buildBlock(body->block());
+  else
+    exprBody = buildExpr(body->expr());
+  return std::make_unique<FunctionDecl>(DeclKind::Def, range, id->getText(), rangeOf(id),
+                                        buildParams(params), result ? buildType(result) : nullptr,
+                                        std::move(stmts), std::move(exprBody));
+}
+
+// layerConstants : layerConstant (',' layerConstant)* ','? ;
+// layerConstant  : ID ':' kind=('int' | 'float' | ID) ('=' expr)? ;
+std::vector<LayerConstant> ASTBuilder::buildLayerConstants(P::LayerConstantsContext *ctx) {
+  std::vector<LayerConstant> constants;
+  if (!ctx)
+    return constants;
+  for (auto *c : ctx->layerConstant()) {
+    std::string kind = c->kind->getText();
+    LayerConstant constant{rangeOf(c), rangeOf(c->ID(0)), c->ID(0)->getText(),
+                           LayerConstantKind::Int, c->expr() ? buildExpr(c->expr()) : nullptr};
+    if (kind == "float")
+      constant.kind = LayerConstantKind::Float;
+    else if (kind == "activation")
+      constant.kind = LayerConstantKind::Activation;
+    else if (kind == "init")
+      constant.kind = LayerConstantKind::Initializer;
+    else if (kind != "int")
+      diag_.error(rangeOf(c->kind))
+          << "a layer constant is an int, a float, an activation or an init, found '" << kind
+          << "'";
+    constants.push_back(std::move(constant));
+  }
+  return constants;
 }
 
 // paramDeclaration : 'param' ID ':' type ('=' expr)? ';' ;
@@ -168,6 +205,7 @@ std::vector<StmtPtr> ASTBuilder::buildBlock(P::BlockContext *ctx) {
 
 // stmt : 'let' pattern '=' expr ';' | 'return' expr ';' | 'loss' expr ';'
 //      | 'metric' ID '=' expr ';' | 'output' expr ';' | paramDeclaration
+//      | 'layer' ID '=' expr ';'
 StmtPtr ASTBuilder::buildStmt(P::StmtContext *ctx) {
   SourceRange range = rangeOf(ctx);
   if (auto *c = dynamic_cast<P::LetStmtContext *>(ctx))
@@ -181,6 +219,9 @@ StmtPtr ASTBuilder::buildStmt(P::StmtContext *ctx) {
   if (auto *c = dynamic_cast<P::MetricStmtContext *>(ctx))
     return std::make_unique<MetricStmt>(range, c->ID()->getText(), rangeOf(c->ID()),
                                         buildExpr(c->expr()));
+  if (auto *c = dynamic_cast<P::LayerStmtContext *>(ctx))
+    return std::make_unique<LayerStmt>(range, c->ID()->getText(), rangeOf(c->ID()),
+                                       buildExpr(c->expr()));
   auto *c = dynamic_cast<P::ParamStmtContext *>(ctx);
   assert(c && "unhandled statement alternative");
   return std::make_unique<ParamStmt>(range, buildParam(c->paramDeclaration()));

@@ -18,6 +18,11 @@ public:
 
 private:
   DeclPtr buildDecl(FoldParser::DeclContext *ctx);
+  std::unique_ptr<FunctionDecl> buildDef(SourceRange range, antlr4::tree::TerminalNode *id,
+                                         FoldParser::ParamListContext *params,
+                                         FoldParser::TypeContext *result,
+                                         FoldParser::DefBodyContext *body);
+  std::vector<LayerConstant> buildLayerConstants(FoldParser::LayerConstantsContext *ctx);
   ParamDecl buildParam(FoldParser::ParamDeclarationContext *ctx);
   std::vector<VariantDecl> buildDataBody(FoldParser::DataBodyContext *ctx, const std::string &name,
                                          bool &isRecord);
@@ -41,7 +46,7 @@ private:
 
   uint32_t file_;
   std::string fileName_;
-  DiagnosticEngine &diag_; ///< only for literals out of range
+  DiagnosticEngine &diag_; ///< only for literals out of range and constant kinds
 };
 
 } // namespace foldc

@@ -144,6 +144,15 @@ private:
     } else if (auto *c = dyn_cast<LayerDecl>(&d)) {
       line(depth) << "LayerDecl " << c->name << ' ' << rangeText(d.range()) << '\n';
       expr(*c->constructor, depth + 1);
+    } else if (auto *c = dyn_cast<LayerDefDecl>(&d)) {
+      line(depth) << "LayerDefDecl " << c->name << " ("
+                  << joined(c->constants,
+                            [](const LayerConstant &k) {
+                              return k.name + ": " + spelling(k.kind) +
+                                     (k.defaultValue ? " = " + toSource(*k.defaultValue) : "");
+                            })
+                  << ") " << rangeText(d.range()) << '\n';
+      function(*c->apply, depth + 1);
     } else if (auto *c = dyn_cast<FunctionDecl>(&d)) {
       function(*c, depth);
     }
@@ -156,6 +165,8 @@ private:
                 << ')';
     if (f.result)
       out_ << " -> " << toSource(*f.result);
+    if (f.instance)
+      out_ << " instance of " << f.instance->layer;
     out_ << ' ' << rangeText(f.range()) << '\n';
     if (f.exprBody)
       expr(*f.exprBody, depth + 1);
@@ -197,6 +208,12 @@ private:
     case StmtKind::Param:
       param(static_cast<const ParamStmt &>(s).param, depth);
       return;
+    case StmtKind::Layer: {
+      auto &l = static_cast<const LayerStmt &>(s);
+      line(depth) << "LayerStmt " << l.name << ' ' << rangeText(s.range()) << '\n';
+      expr(*l.constructor, depth + 1);
+      return;
+    }
     }
   }
 

@@ -57,6 +57,8 @@ void DiagnosticEngine::emit(Severity severity, SourceRange range, const std::str
   out_ << severityName(severity) << ": " << message << '\n';
   if (range.isValid())
     printSnippet(range);
+  if (severity != Severity::Note && !contexts_.empty() && !contexts_.back().note.empty())
+    emit(Severity::Note, contexts_.back().range, contexts_.back().note);
 }
 
 /// Counts the code points of a UTF-8 string (continuation bytes are 10xxxxxx).

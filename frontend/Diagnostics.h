@@ -51,6 +51,14 @@ public:
 
 private:
   friend class InFlightDiagnostic;
+  friend class DiagnosticContext;
+  /// Where the code being checked comes from: a note for every error and
+  /// warning while it is innermost (empty: none).
+  struct Context {
+    SourceRange range;
+    std::string note;
+  };
+  std::vector<Context> contexts_;
   void emit(Severity severity, SourceRange range, const std::string &message);
   void printSnippet(SourceRange range);
 
@@ -59,6 +67,24 @@ private:
   unsigned maxErrors_;
   unsigned errorCount_ = 0;
   bool suppressingNotes_ = false;
+};
+
+/// While alive, each error and warning gets a note at `range` saying
+/// `note` (where the code being checked was made: `in instance 'fwd' of
+/// layer 'cell', made here`), unless a context made later is alive; an empty
+/// `note` stands for code that needs none.
+class DiagnosticContext {
+public:
+  DiagnosticContext(DiagnosticEngine &engine, SourceRange range, std::string note)
+      : engine_(engine) {
+    engine_.contexts_.push_back({range, std::move(note)});
+  }
+  ~DiagnosticContext() { engine_.contexts_.pop_back(); }
+  DiagnosticContext(const DiagnosticContext &) = delete;
+  DiagnosticContext &operator=(const DiagnosticContext &) = delete;
+
+private:
+  DiagnosticEngine &engine_;
 };
 
 /// `a, b and c`: a list as a message says it.

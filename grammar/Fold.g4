@@ -12,6 +12,7 @@ decl
   | 'data' ID '=' dataBody ';'                                    # dataDecl
   | paramDeclaration                                              # paramDecl
   | 'layer' ID '=' expr ';'                                       # layerDecl
+  | 'layer' ID '(' layerConstants? ')' '(' paramList? ')' ('->' type)? defBody # layerDefDecl
   | 'def' ID '(' paramList? ')' ('->' type)? defBody              # defDecl
   | 'model' ID '(' paramList? ')' block                           # modelDecl
   ;
@@ -22,6 +23,10 @@ dataBody : recordFields | variant ('|' variant)* ;
 variant  : ID recordFields? ;
 recordFields : '{' (field (',' field)* ','?)? '}' ;
 field    : ID ':' type ;
+
+// A layer definition's constants: `E: int`, `act: activation = tanh`.
+layerConstants : layerConstant (',' layerConstant)* ','? ;
+layerConstant  : ID ':' kind=('int' | 'float' | ID) ('=' expr)? ;
 
 paramList : parameter (',' parameter)* ','? ;
 parameter : ID ':' type ;
@@ -37,6 +42,7 @@ stmt
   | 'metric' ID '=' expr ';'                                      # metricStmt
   | 'output' expr ';'                                             # outputStmt
   | paramDeclaration                                              # paramStmt
+  | 'layer' ID '=' expr ';'                                       # layerStmt
   ;
 
 pattern

@@ -5,6 +5,7 @@
 #include "frontend/Parser.h"
 #include "passes/batching/LowerToPlan.h"
 #include "passes/batching/PlanVerifier.h"
+#include "passes/sema/InstantiateLayers.h"
 #include "passes/sema/TypeCheck.h"
 #include "passes/sema/TypesPrinter.h"
 
@@ -59,6 +60,14 @@ bool compile(SourceManager &sources, uint32_t file, DiagnosticEngine &diag,
         result.program = std::make_unique<TypedProgram>();
         result.program->module = result.module.get();
         return result.module != nullptr;
+      },
+      [&](std::ostream &out) { dumpAST(*result.module, out); });
+  passes.run(
+      Pass::Instantiate, "instantiate",
+      [&] {
+        result.module = instantiateLayers(std::move(result.module), diag);
+        result.program->module = result.module.get();
+        return true;
       },
       [&](std::ostream &out) { dumpAST(*result.module, out); });
   const Module *module = result.module.get();

@@ -17,6 +17,7 @@ namespace foldc {
 /// The passes, in the order they run.
 enum class Pass {
   Parse,
+  Instantiate,
   HeaderImport,
   NameResolution,
   ConstEval,

@@ -45,8 +45,8 @@ struct PlanParam {
   std::vector<int64_t> shape;
   Initializer init;
   bool sparseRows = false;      ///< an embedding table: only the rows used get gradients
-  bool trainable = true;        ///< its layer's `trainable:`
-  double learningRateScale = 1; ///< its layer's `lr_scale:`
+  bool trainable = true;        ///< its layer's (or layer instance's) `trainable:`
+  double learningRateScale = 1; ///< its layer's (or layer instance's) `lr_scale:`
 };
 
 /// An imported C++ header, included by generated code.

@@ -75,17 +75,21 @@ void Lowering::collectDataTypes() {
 /// (`DEF.NAME`), each layer's (`LAYER.W`...), with the initialisers the type
 /// checker gave them.
 void Lowering::collectParams() {
-  auto fromInfo = [](std::string key, const ParamInfo &info) {
-    return PlanParam{std::move(key), info.type->shape, info.init, false};
+  auto fromInfo = [](std::string key, const ParamInfo &info, TrainingOptions training = {}) {
+    return PlanParam{std::move(key), info.type->shape, info.init, false, training.trainable,
+                     training.learningRateScale};
   };
   for (const DeclPtr &d : program_.module->decls) {
     if (auto *p = dyn_cast<GlobalParamDecl>(d.get())) {
       plan_.params.push_back(fromInfo(p->name, program_.params.at(&p->param)));
     } else if (auto *fn = dyn_cast<FunctionDecl>(d.get())) {
+      auto instance = program_.instances.find(fn);
+      TrainingOptions training =
+          instance == program_.instances.end() ? TrainingOptions{} : instance->second;
       for (const StmtPtr &st : fn->body)
         if (auto *ps = dyn_cast<ParamStmt>(st.get()))
-          plan_.params.push_back(
-              fromInfo(fn->name + "." + ps->param.name, program_.params.at(&ps->param)));
+          plan_.params.push_back(fromInfo(fn->name + "." + ps->param.name,
+                                          program_.params.at(&ps->param), training));
     } else if (auto *l = dyn_cast<LayerDecl>(d.get())) {
       auto it = program_.layers.find(l);
       if (it == program_.layers.end())
@@ -94,7 +98,8 @@ void Lowering::collectParams() {
       bool embedding = layer.kind == LayerKind::Embedding;
       for (const LayerInfo::Param &p : layer.params)
         plan_.params.push_back(PlanParam{l->name + "." + p.name, p.shape, p.init, embedding,
-                                         layer.trainable, layer.learningRateScale});
+                                         layer.training.trainable,
+                                         layer.training.learningRateScale});
     }
   }
 }
@@ -418,6 +423,8 @@ void Lowering::lowerStmt(const Stmt &s, Context &ctx) {
   }
   case StmtKind::Param:
     return; // params are read by the operations that use them
+  case StmtKind::Layer: // instantiation made it a declaration (or reported it)
+    return;
   case StmtKind::Return:
     returnStep(eval(*static_cast<const ValueStmt &>(s).value, ctx), ctx);
     return;

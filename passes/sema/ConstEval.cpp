@@ -150,12 +150,35 @@ std::optional<ConstValue> ConstTable::evaluateConst(const ConstDecl &decl,
   inProgress_[&decl] = true;
   auto value = evaluate(*decl.value, diag);
   inProgress_[&decl] = false;
-  if (!value) {
+  if (!value || !fitsRequiredKind(decl, *value, diag)) {
     failed_[&decl] = true;
     return std::nullopt;
   }
   values_[&decl] = *value;
   return value;
+}
+
+/// A layer's int constant must get an int; its float constant takes an
+/// int as a float.
+bool ConstTable::fitsRequiredKind(const ConstDecl &decl, ConstValue &value,
+                                  DiagnosticEngine *diag) const {
+  switch (decl.required) {
+  case ConstKind::Any:
+    return true;
+  case ConstKind::Float:
+    value = makeFloat(value.asDouble());
+    return true;
+  case ConstKind::Int:
+    if (value.isInt)
+      return true;
+    if (diag) {
+      diag->error(decl.value->range())
+          << "'" << decl.name << "' is an int, found " << value.toString();
+      diag->note(decl.requiredAt) << "declared an int here";
+    }
+    return false;
+  }
+  return false;
 }
 
 std::optional<long long> ConstTable::positiveInt(const Expr &expr, const char *what,

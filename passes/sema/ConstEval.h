@@ -37,6 +37,7 @@ public:
 private:
   friend ConstTable evaluateConsts(const Module &, const ResolvedNames &, DiagnosticEngine &);
   std::optional<ConstValue> evaluateConst(const ConstDecl &decl, DiagnosticEngine *diag) const;
+  bool fitsRequiredKind(const ConstDecl &decl, ConstValue &value, DiagnosticEngine *diag) const;
 
   const ResolvedNames &names_;
   mutable std::unordered_map<const ConstDecl *, ConstValue> values_;

@@ -2,7 +2,9 @@
 #include "passes/sema/NameResolution.h"
 
 #include "passes/builtins/Builtins.h"
+#include "passes/sema/InstantiateLayers.h"
 
+#include <algorithm>
 #include <vector>
 
 namespace foldc {
@@ -32,6 +34,7 @@ public:
       }
     }
     hostFunctions_ = &hostFunctions;
+    failedInstances_ = &module.failedInstances;
     for (const DeclPtr &decl : module.decls)
       declareGlobal(*decl);
     for (const DeclPtr &decl : module.decls)
@@ -106,6 +109,8 @@ private:
     case DeclKind::Layer:
       resolveLayerConstructor(*static_cast<const LayerDecl &>(decl).constructor);
       return;
+    case DeclKind::LayerDef: // only its instances (copies) are resolved
+      return;
     case DeclKind::Def:
     case DeclKind::Model:
       resolveFunction(static_cast<const FunctionDecl &>(decl));
@@ -157,6 +162,7 @@ private:
   }
 
   void resolveFunction(const FunctionDecl &fn) {
+    DiagnosticContext where = instanceContext(diag_, fn);
     scopes_.emplace_back();
     for (const Parameter &p : fn.params) {
       resolveType(*p.type);
@@ -169,6 +175,9 @@ private:
     for (const StmtPtr &s : fn.body)
       resolveStmt(*s);
     scopes_.pop_back();
+    if (fn.instance)
+      for (const Argument &option : fn.instance->options)
+        resolveArgument(option);
   }
 
   void resolveStmt(const Stmt &stmt) {
@@ -193,6 +202,8 @@ private:
       bind(p.name, &p, p.nameRange);
       return;
     }
+    case StmtKind::Layer: // outside a layer definition: reported by instantiation
+      return;
     }
   }
 
@@ -219,6 +230,14 @@ private:
       }
     }
     if (auto it = out_.globals.find(name.name); it != out_.globals.end()) {
+      if (it->second->kind() == DeclKind::LayerDef) {
+        diag_.error(name.range()) << "'" << name.name
+                                  << "' is a layer definition, not a layer: make an instance "
+                                     "and use that (layer NAME = "
+                                  << name.name << "(...);)";
+        diag_.note(it->second->nameRange) << "'" << name.name << "' is defined here";
+        return;
+      }
       out_.names[&name] = Symbol{globalKind(*it->second), it->second, nullptr, {}};
       return;
     }
@@ -232,6 +251,8 @@ private:
       bindBuiltin(name, *row);
       return;
     }
+    if (std::count(failedInstances_->begin(), failedInstances_->end(), name.name))
+      return; // its instantiation failed, and said why
     auto error = diag_.error(name.range());
     error << "use of undeclared name '" << name.name << "'";
     if (out_.dataTypes.count(name.name) || out_.variants.count(name.name))
@@ -250,6 +271,7 @@ private:
       return Symbol::Kind::Model;
     case DeclKind::Import:
     case DeclKind::Data:
+    case DeclKind::LayerDef:
     case DeclKind::Def:
       return Symbol::Kind::Def;
     }
@@ -463,6 +485,7 @@ private:
   DiagnosticEngine &diag_;
   std::vector<Scope> scopes_;
   const std::vector<HostFunction> *hostFunctions_ = nullptr;
+  const std::vector<std::string> *failedInstances_ = nullptr;
 };
 
 } // namespace

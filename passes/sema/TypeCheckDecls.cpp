@@ -3,6 +3,7 @@
 
 #include "frontend/ASTPrinter.h"
 #include "passes/builtins/Builtins.h"
+#include "passes/sema/InstantiateLayers.h"
 
 #include <cmath>
 #include <functional>
@@ -172,7 +173,8 @@ void TypeChecker::checkLayer(const LayerDecl &layer) {
   std::optional<LayerKind> kind = row ? std::optional(row->layer) : std::nullopt;
   if (!kind) {
     diag_.error(layer.constructor->range())
-        << "expected a layer constructor (fc, embedding, lstm or gru), found '"
+        << "expected a layer constructor (fc, embedding, lstm, gru or a layer definition of "
+           "this program), found '"
         << toSource(*layer.constructor) << "'";
     return;
   }
@@ -187,7 +189,7 @@ void TypeChecker::checkLayer(const LayerDecl &layer) {
     } else if (named && named == ctorInfo.option) {
       option = arg.value.get();
     } else if (named && optionInfo(*named).takenBy == OptionTakenBy::Layers) {
-      if (!checkTrainingOption(arg, *named, info))
+      if (!checkTrainingOption(arg, *named, info.training))
         return;
     } else {
       diag_.error(arg.range) << "'" << ctor->name << "' has no option '" << arg.name
@@ -217,7 +219,8 @@ void TypeChecker::checkLayer(const LayerDecl &layer) {
 
 /// An option every layer takes: `trainable: true|false` or `lr_scale:
 /// NUMBER` (positive).
-bool TypeChecker::checkTrainingOption(const Argument &arg, Option option, LayerInfo &info) {
+bool TypeChecker::checkTrainingOption(const Argument &arg, Option option,
+                                      TrainingOptions &training) {
   switch (option) {
   case Option::Trainable: {
     auto *flag = dyn_cast<BoolLitExpr>(arg.value.get());
@@ -226,7 +229,7 @@ bool TypeChecker::checkTrainingOption(const Argument &arg, Option option, LayerI
           << "trainable: takes true or false, found '" << toSource(*arg.value) << "'";
       return false;
     }
-    info.trainable = flag->value;
+    training.trainable = flag->value;
     return true;
   }
   case Option::LrScale: {
@@ -239,7 +242,7 @@ bool TypeChecker::checkTrainingOption(const Argument &arg, Option option, LayerI
           << scale->toString();
       return false;
     }
-    info.learningRateScale = scale->asDouble();
+    training.learningRateScale = scale->asDouble();
     return true;
   }
   case Option::Axis: // not taken by every layer (checkLayer's caller reports them)
@@ -345,6 +348,9 @@ void TypeChecker::checkFunction(const FunctionDecl &fn) {
     return;
   fnState_[&fn] = State::InProgress;
   fnStack_.push_back(&fn);
+  DiagnosticContext where = instanceContext(diag_, fn);
+  if (fn.instance)
+    checkInstanceOptions(fn);
   FunctionContext context{&fn, nullptr, nullptr};
   std::vector<TypeRef> paramTypes;
   if (fn.result)
@@ -377,6 +383,14 @@ void TypeChecker::checkFunction(const FunctionDecl &fn) {
     program_.signatures[&fn] = types::block(std::move(paramTypes), result);
   fnStack_.pop_back();
   fnState_[&fn] = State::Done;
+}
+
+/// The instance's `trainable:` and `lr_scale:` (its own or its encloser's).
+void TypeChecker::checkInstanceOptions(const FunctionDecl &fn) {
+  TrainingOptions &training = program_.instances[&fn];
+  for (const Argument &arg : fn.instance->options)
+    if (auto option = names_.options.find(&arg); option != names_.options.end())
+      checkTrainingOption(arg, option->second, training);
 }
 
 void TypeChecker::checkStmt(const Stmt &stmt, FunctionContext &context, bool isLast) {
@@ -428,6 +442,8 @@ void TypeChecker::checkStmt(const Stmt &stmt, FunctionContext &context, bool isL
                                  << toString(type);
     return;
   }
+  case StmtKind::Layer: // outside a layer definition: reported by instantiation
+    return;
   case StmtKind::Output: {
     const Expr &value = *static_cast<const ValueStmt &>(stmt).value;
     check(value);

@@ -451,6 +451,9 @@ TypeRef TypeChecker::applyValue(const BlockValue &value, std::vector<Arg> args, 
           if (i < fn.params.size())
             diag_.note(fn.params[i].range) << "parameter '" << fn.params[i].name << "' of '"
                                            << fn.name << "' is declared here";
+          if (fn.instance)
+            diag_.note(fn.instance->made) << "'" << fn.name << "' is an instance of layer '"
+                                          << fn.instance->layer << "', made here";
         });
   }
   case BlockValue::Kind::Layer: {

@@ -38,7 +38,8 @@ private:
   layerSizes(const LayerKindInfo &ctor, const CallExpr &call,
              const std::vector<const Expr *> &positional);
   bool layerSignature(LayerInfo &info, const Expr *option);
-  bool checkTrainingOption(const Argument &arg, Option option, LayerInfo &info);
+  bool checkTrainingOption(const Argument &arg, Option option, TrainingOptions &training);
+  void checkInstanceOptions(const FunctionDecl &fn);
   ParamInfo checkParam(const ParamDecl &param);
   /// Reads `zeros`, `uniform(a, b)`, ... for a param of `paramType` into
   /// `result`; leaves it as it is after an error.

@@ -40,14 +40,19 @@ struct BlockValue {
   int hostFunction = -1;                           ///< Host: index in TypedProgram::hostFunctions
 };
 
+/// How training treats the parameters of a layer or layer instance.
+struct TrainingOptions {
+  bool trainable = true;        ///< `trainable: false`: training leaves the parameters as they are
+  double learningRateScale = 1; ///< `lr_scale:`: multiplies the optimizer's learning rate
+};
+
 /// A layer's kind, sizes, and the parameters it owns (named `LAYER.W` etc.).
 struct LayerInfo {
   LayerKind kind;
   long long in = 0, out = 0; ///< fc/lstm/gru: in -> out; embedding: rows, width
   Activation activation = Activation::None;
   TypeRef blockType;            ///< e.g. (f32[300]) -> f32[150]
-  bool trainable = true;        ///< `trainable: false`: training leaves the parameters as they are
-  double learningRateScale = 1; ///< `lr_scale:`: multiplies the optimizer's learning rate
+  TrainingOptions training;
   struct Param {
     std::string name; ///< "W", "b", "E", "U"
     std::vector<int64_t> shape;
@@ -85,6 +90,8 @@ struct TypedProgram {
   /// Every def and the model: `(params) -> result` (the model's result is `()`).
   std::unordered_map<const FunctionDecl *, TypeRef> signatures;
   std::unordered_map<const LayerDecl *, LayerInfo> layers;
+  /// The def of each instance of a layer definition: its `trainable:` and `lr_scale:`.
+  std::unordered_map<const FunctionDecl *, TrainingOptions> instances;
   std::unordered_map<const ParamDecl *, ParamInfo> params;
   /// Every index or slice of a tensor (`x[i]`, `m[:, a:b]`): what it selects,
   /// in axis order; subscripts that take a whole axis are left out.

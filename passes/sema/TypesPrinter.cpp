@@ -8,18 +8,26 @@ namespace foldc {
 
 namespace {
 
-void printParam(const TypedProgram &program, const ParamDecl &param, std::ostream &out) {
+void printParam(const TypedProgram &program, const ParamDecl &param, const std::string &prefix,
+                std::ostream &out) {
   auto it = program.params.find(&param);
   if (it == program.params.end())
     return;
   const ParamInfo &info = it->second;
-  out << "param " << param.name << ": " << toString(info.type) << " = "
+  out << "param " << prefix << param.name << ": " << toString(info.type) << " = "
       << initKindInfo(info.init.kind).name;
   if (initKindInfo(info.init.kind).arity == 2)
     out << '(' << info.init.args[0] << ", " << info.init.args[1] << ')';
   else if (initKindInfo(info.init.kind).arity == 1)
     out << '(' << info.init.args[0] << ')';
   out << '\n';
+}
+
+void printTraining(const TrainingOptions &training, std::ostream &out) {
+  if (!training.trainable)
+    out << " trainable: false";
+  if (training.learningRateScale != 1)
+    out << " lr_scale: " << training.learningRateScale;
 }
 
 std::string signatureText(const TypeRef &signature) {
@@ -31,10 +39,7 @@ std::string signatureText(const TypeRef &signature) {
 
 void printLayer(const std::string &name, const LayerInfo &layer, std::ostream &out) {
   out << "layer " << name << ": " << signatureText(layer.blockType);
-  if (!layer.trainable)
-    out << " trainable: false";
-  if (layer.learningRateScale != 1)
-    out << " lr_scale: " << layer.learningRateScale;
+  printTraining(layer.training, out);
   out << '\n';
 }
 
@@ -51,7 +56,7 @@ void printTypes(const TypedProgram &program, std::ostream &out) {
         out << "const " << c->name << ": " << (it->second.isInt ? "int" : "float") << " = "
             << it->second.toString() << '\n';
     } else if (auto *p = dyn_cast<GlobalParamDecl>(decl.get())) {
-      printParam(program, p->param, out);
+      printParam(program, p->param, "", out);
     } else if (auto *l = dyn_cast<LayerDecl>(decl.get())) {
       auto it = program.layers.find(l);
       if (it != program.layers.end())
@@ -65,15 +70,22 @@ void printTypes(const TypedProgram &program, std::ostream &out) {
         for (size_t i = 0; i < it->second->params.size(); ++i)
           params += (i ? ", " : "") + toString(it->second->params[i]);
         out << "model " << fn->name << ": (" << params << ")\n";
+      } else if (fn->instance) {
+        out << "instance " << fn->name << " of " << fn->instance->layer << ": "
+            << signatureText(it->second);
+        printTraining(program.instances.at(fn), out);
+        out << '\n';
       } else {
         out << "def " << fn->name << ": " << signatureText(it->second) << '\n';
       }
+      // An instance's params are named by its path, as in the params file.
+      std::string paramPrefix = fn->instance ? fn->name + "." : "";
       for (const StmtPtr &s : fn->body) {
         if (auto *let = dyn_cast<LetStmt>(s.get()))
           out << "  let " << toSource(*let->pattern) << ": "
               << toString(program.typeOf(*let->value)) << '\n';
         else if (auto *ps = dyn_cast<ParamStmt>(s.get()))
-          printParam(program, ps->param, out << "  ");
+          printParam(program, ps->param, paramPrefix, out << "  ");
       }
     }
   }
