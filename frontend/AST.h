@@ -497,8 +497,8 @@ struct Parameter {
 
 /// Where a def made by instantiating a layer definition comes from.
 struct InstanceOrigin {
-  std::string layer;            ///< the layer definition's name
-  SourceRange made;             ///< the instance's name where it is declared
+  std::string layer;             ///< the layer definition's name
+  SourceRange made;              ///< the instance's name where it is declared
   std::vector<Argument> options; ///< `trainable:` and `lr_scale:` given to it or its encloser
 };
 

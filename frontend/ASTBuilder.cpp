@@ -108,9 +108,9 @@ DeclPtr ASTBuilder::buildDecl(P::DeclContext *ctx) {
 
 // 'def' ID '(' paramList? ')' ('->' type)? defBody, and the same parts of a
 // layer definition.
-std::unique_ptr<FunctionDecl> ASTBuilder::buildDef(SourceRange range, antlr4::tree::TerminalNode *id,
-                                                   P::ParamListContext *params,
-                                                   P::TypeContext *result, P::DefBodyContext *body) {
+std::unique_ptr<FunctionDecl>
+ASTBuilder::buildDef(SourceRange range, antlr4::tree::TerminalNode *id, P::ParamListContext *params,
+                     P::TypeContext *result, P::DefBodyContext *body) {
   std::vector<StmtPtr> stmts;
   ExprPtr exprBody;
   if (body->block())

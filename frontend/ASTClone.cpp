@@ -131,7 +131,8 @@ TypeExprPtr ASTCloner::type(const TypeExpr &t) {
   SourceRange r = t.range();
   switch (t.kind()) {
   case TypeExprKind::HostScalar:
-    return std::make_unique<HostScalarTypeExpr>(r, static_cast<const HostScalarTypeExpr &>(t).scalar);
+    return std::make_unique<HostScalarTypeExpr>(r,
+                                                static_cast<const HostScalarTypeExpr &>(t).scalar);
   case TypeExprKind::Tensor: {
     auto &tensor = static_cast<const TensorTypeExpr &>(t);
     return std::make_unique<TensorTypeExpr>(r, tensor.element, exprs(tensor.dims));
@@ -145,8 +146,8 @@ TypeExprPtr ASTCloner::type(const TypeExpr &t) {
   case TypeExprKind::List:
     return std::make_unique<ListTypeExpr>(r, type(*static_cast<const ListTypeExpr &>(t).element));
   case TypeExprKind::Optional:
-    return std::make_unique<OptionalTypeExpr>(r,
-                                              type(*static_cast<const OptionalTypeExpr &>(t).element));
+    return std::make_unique<OptionalTypeExpr>(
+        r, type(*static_cast<const OptionalTypeExpr &>(t).element));
   case TypeExprKind::Block: {
     auto &b = static_cast<const BlockTypeExpr &>(t);
     return std::make_unique<BlockTypeExpr>(r, type(*b.input), type(*b.output));

@@ -76,8 +76,8 @@ void Lowering::collectDataTypes() {
 /// checker gave them.
 void Lowering::collectParams() {
   auto fromInfo = [](std::string key, const ParamInfo &info, TrainingOptions training = {}) {
-    return PlanParam{std::move(key), info.type->shape, info.init, false, training.trainable,
-                     training.learningRateScale};
+    return PlanParam{std::move(key), info.type->shape,   info.init,
+                     false,          training.trainable, training.learningRateScale};
   };
   for (const DeclPtr &d : program_.module->decls) {
     if (auto *p = dyn_cast<GlobalParamDecl>(d.get())) {
@@ -88,8 +88,8 @@ void Lowering::collectParams() {
           instance == program_.instances.end() ? TrainingOptions{} : instance->second;
       for (const StmtPtr &st : fn->body)
         if (auto *ps = dyn_cast<ParamStmt>(st.get()))
-          plan_.params.push_back(fromInfo(fn->name + "." + ps->param.name,
-                                          program_.params.at(&ps->param), training));
+          plan_.params.push_back(
+              fromInfo(fn->name + "." + ps->param.name, program_.params.at(&ps->param), training));
     } else if (auto *l = dyn_cast<LayerDecl>(d.get())) {
       auto it = program_.layers.find(l);
       if (it == program_.layers.end())
@@ -422,7 +422,7 @@ void Lowering::lowerStmt(const Stmt &s, Context &ctx) {
     return;
   }
   case StmtKind::Param:
-    return; // params are read by the operations that use them
+    return;             // params are read by the operations that use them
   case StmtKind::Layer: // instantiation made it a declaration (or reported it)
     return;
   case StmtKind::Return:

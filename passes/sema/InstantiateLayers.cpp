@@ -66,8 +66,17 @@ public:
         module->decls.push_back(std::move(d));
         continue;
       }
-      Instance instance{layer->name, layer->nameRange,
-                        static_cast<const CallExpr *>(layer->constructor.get()), definition, {}};
+      auto [first, unique] = instanceNames_.emplace(layer->name, layer->nameRange);
+      if (!unique) {
+        diag_.error(layer->nameRange) << "redefinition of '" << layer->name << "'";
+        diag_.note(first->second) << "previous definition of '" << layer->name << "' is here";
+        continue;
+      }
+      Instance instance{layer->name,
+                        layer->nameRange,
+                        static_cast<const CallExpr *>(layer->constructor.get()),
+                        definition,
+                        {}};
       instantiate(instance, module->decls);
     }
     for (const auto &[name, layer] : definitions_)
@@ -139,20 +148,15 @@ private:
 
   bool bindArguments(const Instance &instance, BoundArguments &bound) {
     const LayerDefDecl &layer = *instance.layer;
-    bound.constants.assign(layer.constants.size(), nullptr);
     std::vector<const Expr *> positional;
-    bool ok = true;
+    std::vector<const Argument *> named;
     for (const Argument &arg : instance.call->args) {
-      if (arg.name.empty()) {
-        if (auto *arrow = dyn_cast<ArrowExpr>(arg.value.get())) {
-          positional.push_back(arrow->from.get());
-          positional.push_back(arrow->to.get());
-        } else {
-          positional.push_back(arg.value.get());
-        }
-        continue;
-      }
-      ok &= bindNamed(instance, arg, bound);
+      if (!arg.name.empty())
+        named.push_back(&arg);
+      else if (auto *arrow = dyn_cast<ArrowExpr>(arg.value.get()))
+        positional.insert(positional.end(), {arrow->from.get(), arrow->to.get()});
+      else
+        positional.push_back(arg.value.get());
     }
     if (positional.size() > layer.constants.size()) {
       diag_.error(instance.call->range())
@@ -162,14 +166,11 @@ private:
       diag_.note(layer.nameRange) << "'" << layer.name << "' is defined here";
       return false;
     }
-    for (size_t i = 0; i < positional.size(); ++i) {
-      if (bound.constants[i]) {
-        diag_.error(instance.call->range()) << "'" << layer.constants[i].name << "' of '"
-                                            << layer.name << "' is given twice";
-        return false;
-      }
-      bound.constants[i] = positional[i];
-    }
+    bound.constants = positional;
+    bound.constants.resize(layer.constants.size(), nullptr);
+    bool ok = true;
+    for (const Argument *arg : named)
+      ok &= bindNamed(instance, *arg, bound);
     for (size_t i = 0; i < layer.constants.size(); ++i)
       ok &= checkConstant(instance, layer.constants[i], bound.constants[i]);
     for (const auto &[option, arg] : instance.inherited)
@@ -182,16 +183,15 @@ private:
     for (size_t i = 0; i < layer.constants.size(); ++i)
       if (layer.constants[i].name == arg.name) {
         if (bound.constants[i]) {
-          diag_.error(arg.range) << "'" << arg.name << "' of '" << layer.name
-                                 << "' is given twice";
+          diag_.error(arg.range) << "'" << arg.name << "' of '" << layer.name << "' is given twice";
           return false;
         }
         bound.constants[i] = arg.value.get();
         return true;
       }
     std::optional<Option> option = optionNamed(arg.name);
-    if (option && (*option == Option::Trainable || *option == Option::LrScale ||
-                   *option == Option::Init)) {
+    if (option &&
+        (*option == Option::Trainable || *option == Option::LrScale || *option == Option::Init)) {
       bound.options[*option] = &arg;
       return true;
     }
@@ -207,9 +207,9 @@ private:
   bool checkConstant(const Instance &instance, const LayerConstant &constant, const Expr *given) {
     const LayerDefDecl &layer = *instance.layer;
     if (!given && !constant.defaultValue) {
-      diag_.error(instance.call->range()) << "'" << layer.name << "' needs a value for '"
-                                          << constant.name << "' (" << spelling(constant.kind)
-                                          << ")";
+      diag_.error(instance.call->range())
+          << "'" << layer.name << "' needs a value for '" << constant.name << "' ("
+          << spelling(constant.kind) << ")";
       diag_.note(constant.range) << "'" << constant.name << "' is declared here";
       return false;
     }
@@ -233,9 +233,8 @@ private:
     }
     }
     if (!fits) {
-      diag_.error(given->range()) << "'" << constant.name << "' of '" << layer.name
-                                  << "' is " << expected << ", found '" << toSource(*given)
-                                  << "'";
+      diag_.error(given->range()) << "'" << constant.name << "' of '" << layer.name << "' is "
+                                  << expected << ", found '" << toSource(*given) << "'";
       diag_.note(constant.range) << "'" << constant.name << "' is declared here";
     }
     return fits;
@@ -291,8 +290,7 @@ private:
       ExprPtr value = given ? verbatim.expr(*given) : copy.expr(*constant.defaultValue);
       SourceRange at = given ? given->range() : instance.call->range();
       auto decl = std::make_unique<ConstDecl>(at, path, instance.nameRange, std::move(value));
-      decl->required =
-          constant.kind == LayerConstantKind::Int ? ConstKind::Int : ConstKind::Float;
+      decl->required = constant.kind == LayerConstantKind::Int ? ConstKind::Int : ConstKind::Float;
       decl->requiredAt = constant.range;
       out.push_back(std::move(decl));
       return renamedTo(path);
@@ -337,15 +335,16 @@ private:
         if (option != Option::Init && !written)
           args.push_back(copy.argument(*arg));
       }
-      constructor = std::make_unique<CallExpr>(call->range(), copy.expr(*call->callee),
-                                               std::move(args));
+      constructor =
+          std::make_unique<CallExpr>(call->range(), copy.expr(*call->callee), std::move(args));
     }
-    out.push_back(std::make_unique<LayerDecl>(inner.range(), path, inner.nameRange,
-                                              std::move(constructor)));
+    out.push_back(
+        std::make_unique<LayerDecl>(inner.range(), path, inner.nameRange, std::move(constructor)));
   }
 
   DiagnosticEngine &diag_;
   std::map<std::string, const LayerDefDecl *> definitions_;
+  std::map<std::string, SourceRange> instanceNames_; ///< the top-level instances made so far
   std::set<const LayerDefDecl *> used_;
   std::vector<const LayerDefDecl *> stack_;
   std::vector<std::string> failed_;

@@ -51,7 +51,7 @@ struct LayerInfo {
   LayerKind kind;
   long long in = 0, out = 0; ///< fc/lstm/gru: in -> out; embedding: rows, width
   Activation activation = Activation::None;
-  TypeRef blockType;            ///< e.g. (f32[300]) -> f32[150]
+  TypeRef blockType; ///< e.g. (f32[300]) -> f32[150]
   TrainingOptions training;
   struct Param {
     std::string name; ///< "W", "b", "E", "U"

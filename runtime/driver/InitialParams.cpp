@@ -32,6 +32,9 @@ void initFrom(Session &session, const std::string &file) {
             << "); initialised from --seed: " << listed(load.kept) << "\n";
   if (!load.ignored.empty())
     std::cerr << file << ": not in the model, ignored: " << listed(load.ignored) << "\n";
+  for (const auto &[old, now] : load.renamed)
+    std::cerr << file << ": '" << old << "' looks like '" << now
+              << "' under an older name (same shape); rename it in the file to load it\n";
 }
 
 /// " (its embeddings: a, b)", or " (it has none)".

@@ -268,15 +268,38 @@ void loadParams(ParamStore &params, const std::string &path) {
   assignParams(params, std::move(tensors), path);
 }
 
+/// The tensor of `tensors` that looks like parameter `p` under an older
+/// name: the only one the model does not have with p's shape and the last
+/// part of p's name (`fwd_cell.W` for `fwd.W`, after a copied cell became a
+/// layer instance); empty when there is none or more than one.
+static std::string renamedFrom(const Param &p, const std::map<std::string, TensorData> &tensors,
+                               const ParamStore &params) {
+  auto lastPart = [](const std::string &name) { return name.substr(name.rfind('.') + 1); };
+  std::string found;
+  for (const auto &[name, t] : tensors)
+    if (params.find(name) < 0 && t.shape == p.shape && lastPart(name) == lastPart(p.name)) {
+      if (!found.empty())
+        return "";
+      found = name;
+    }
+  return found;
+}
+
 void assignParams(ParamStore &params, std::map<std::string, TensorData> tensors,
                   const std::string &path) {
   std::vector<std::string> problems;
   for (int id = 0; id < params.count(); ++id) {
     const Param &p = params.at(id);
     auto it = tensors.find(p.name);
-    if (it == tensors.end())
-      problems.push_back("missing tensor '" + p.name + "' " + shapeText(p.shape));
-    else if (it->second.shape != p.shape)
+    if (it == tensors.end()) {
+      std::string old = renamedFrom(p, tensors, params);
+      problems.push_back("missing tensor '" + p.name + "' " + shapeText(p.shape) +
+                         (old.empty() ? ""
+                                      : " (the file has '" + old +
+                                            "' of that shape: saved before a rename? its name "
+                                            "is now '" +
+                                            p.name + "')"));
+    } else if (it->second.shape != p.shape)
       problems.push_back("tensor '" + p.name + "' has shape " + shapeText(it->second.shape) +
                          ", expected " + shapeText(p.shape));
   }
@@ -322,6 +345,8 @@ PartialLoad initFromTensors(ParamStore &params, const std::string &path) {
     auto it = tensors.find(p.name);
     if (it == tensors.end()) {
       load.kept.push_back(p.name);
+      if (std::string old = renamedFrom(p, tensors, params); !old.empty())
+        load.renamed.push_back({old, p.name});
       continue;
     }
     p.value = std::move(it->second.values);

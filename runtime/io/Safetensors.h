@@ -61,6 +61,9 @@ void assignParams(ParamStore &params, std::map<std::string, TensorData> tensors,
 /// were (the file lacks them), and the file's tensors the model lacks.
 struct PartialLoad {
   std::vector<std::string> loaded, kept, ignored;
+  /// (file's name, model's name): an ignored tensor that looks like a kept
+  /// parameter saved under an older name (same shape and last name part).
+  std::vector<std::pair<std::string, std::string>> renamed;
 };
 
 /// Sets the parameters of `params` that `path` holds (`train --init-from`):
