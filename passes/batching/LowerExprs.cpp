@@ -10,10 +10,17 @@
 namespace foldc::lowering {
 
 LoweredValue Lowering::materialized(const LoweredValue &v, Context &ctx) {
+  if (v.kind == LoweredValue::Kind::Param && v.choice)
+    return useEach(v, v.type, v.range, ctx,
+                   [&](const LoweredValue &p, Context &c) { return materialized(p, c); });
   if (v.kind == LoweredValue::Kind::Param) {
     OpAttrs attrs;
     attrs.param = v.param;
-    return emit(ctx, OpKind::Read, {}, v.type, v.range, attrs);
+    if (v.columnsHi == 0)
+      return emit(ctx, OpKind::Read, {}, v.type, v.range, attrs);
+    TypeRef whole = types::tensor(v.type->element, plan_.params[size_t(v.param)].shape);
+    LoweredValue read = emit(ctx, OpKind::Read, {}, whole, v.range, attrs);
+    return sliceTensor(read, {AxisRange{1, v.columnsLo, v.columnsHi, false}}, ctx, v.range);
   }
   if (v.kind != LoweredValue::Kind::Tuple)
     return v;
@@ -284,18 +291,32 @@ static std::optional<OpKind> tensorOpOf(BinaryOp op) {
 
 LoweredValue Lowering::evalBinary(const BinaryExpr &b, const TypeRef &type, Context &ctx) {
   LoweredValue lhs = eval(*b.lhs, ctx), rhs = evalLazy(*b.rhs, ctx);
-  // x @ W and x + b of a parameter, however it reached here (named, passed
-  // to an inlined def, through a tuple): the kernel reads it in place, one
-  // GEMM for every instance of the batch.
-  if (rhs.kind == LoweredValue::Kind::Param && lhs.isTensorLike()) {
-    OpAttrs attrs;
-    attrs.param = rhs.param;
-    if (b.op == BinaryOp::MatMul && lhs.type->shape.size() == 1 && rhs.type->shape.size() == 2)
-      return emit(ctx, OpKind::Linear, {lhs}, type, b.range(), attrs);
-    if (b.op == BinaryOp::Add && lhs.type->isTensor() && sameType(lhs.type, rhs.type))
-      return emit(ctx, OpKind::BiasAdd, {lhs}, type, b.range(), attrs);
-  }
-  rhs = materialized(rhs, ctx);
+  if (rhs.kind == LoweredValue::Kind::Param && lhs.isTensorLike())
+    return useEach(rhs, type, b.range(), ctx, [&](const LoweredValue &param, Context &c) {
+      return withParam(b, lhs, param, type, c);
+    });
+  return binary(b, lhs, materialized(rhs, ctx), type, ctx);
+}
+
+// x @ W and x + b of a parameter, however it reached here (named, passed to
+// an inlined def, through a tuple, a slice of its columns): the kernel reads
+// it in place, one GEMM for every instance of the batch.
+LoweredValue Lowering::withParam(const BinaryExpr &b, const LoweredValue &lhs,
+                                 const LoweredValue &param, const TypeRef &type, Context &ctx) {
+  OpAttrs attrs;
+  attrs.param = param.param;
+  attrs.lo = param.columnsLo;
+  attrs.hi = param.columnsHi;
+  if (b.op == BinaryOp::MatMul && lhs.type->shape.size() == 1 && param.type->shape.size() == 2)
+    return emit(ctx, OpKind::Linear, {lhs}, type, b.range(), attrs);
+  if (b.op == BinaryOp::Add && lhs.type->isTensor() && sameType(lhs.type, param.type) &&
+      param.columnsHi == 0)
+    return emit(ctx, OpKind::BiasAdd, {lhs}, type, b.range(), attrs);
+  return binary(b, lhs, materialized(param, ctx), type, ctx);
+}
+
+LoweredValue Lowering::binary(const BinaryExpr &b, LoweredValue lhs, LoweredValue rhs,
+                              const TypeRef &type, Context &ctx) {
   if (isLogical(b.op)) { // computed scalars are read: `&&` and `||` decide on the host
     lhs = asCondition(lhs, sourceText(*b.lhs), ctx, b.lhs->range());
     rhs = asCondition(rhs, sourceText(*b.rhs), ctx, b.rhs->range());
@@ -324,8 +345,35 @@ static const Expr &subscriptedBase(const Expr &e) {
   return *static_cast<const SubscriptsExpr &>(e).base;
 }
 
+/// `W[:, a:b]` of a matrix parameter stays unread: a product reads those
+/// columns in place.
+static bool selectsColumns(const LoweredValue &param, const std::vector<AxisRange> &ranges) {
+  return param.kind == LoweredValue::Kind::Param && param.type->shape.size() == 2 &&
+         ranges.size() == 1 && ranges[0].axis == 1 && !ranges[0].drop;
+}
+
+/// Columns [range.lo, range.hi) of an unread matrix parameter (of each, for a host choice).
+static LoweredValue columnsOf(LoweredValue param, const AxisRange &range, const TypeRef &type) {
+  param.type = type;
+  if (param.choice) {
+    std::vector<LoweredValue> choice = *param.choice;
+    for (size_t i = 1; i < choice.size(); ++i)
+      choice[i] = columnsOf(choice[i], range, type);
+    param.choice = std::make_shared<std::vector<LoweredValue>>(std::move(choice));
+    return param;
+  }
+  int64_t offset = param.columnsLo;
+  param.columnsLo = offset + range.lo;
+  param.columnsHi = offset + range.hi;
+  return param;
+}
+
 LoweredValue Lowering::evalIndexOrSlice(const Expr &e, const TypeRef &type, Context &ctx) {
-  LoweredValue b = eval(subscriptedBase(e), ctx);
+  LoweredValue b = evalLazy(subscriptedBase(e), ctx);
+  if (auto ranges = program_.tensorSubscripts.find(&e);
+      ranges != program_.tensorSubscripts.end() && selectsColumns(b, ranges->second))
+    return columnsOf(b, ranges->second[0], type);
+  b = materialized(b, ctx);
   if (b.type->kind == TypeKind::List) { // of a list: unfolding picks the elements
     ListOp op = isa<IndexExpr>(&e) ? ListOp::Index : ListOp::Slice;
     std::vector<LoweredValue> parts = {b};
@@ -510,10 +558,10 @@ TypeRef Lowering::typeOfField(const TypeRef &base, const std::string &field) con
   return types::errorType();
 }
 
-UnfoldStep Lowering::lowerBranch(UnfoldStep arm, const std::string &contextName, const Expr &body,
-                                 int result) {
+UnfoldStep Lowering::lowerBranch(UnfoldStep arm, const std::string &contextName,
+                                 const std::function<LoweredValue(Context &)> &body, int result) {
   Context branch(contextName, &arm.children);
-  LoweredValue v = eval(body, branch);
+  LoweredValue v = body(branch);
   if (v.kind == LoweredValue::Kind::None) {
     finish(branch);
     return arm;
@@ -562,7 +610,8 @@ LoweredValue Lowering::evalMatch(const MatchExpr &m, const TypeRef &type, Contex
       env_[&arm] = fromHandle({a.binder, {}}, arm.binder, t, 0);
     }
     std::string context = ctx.name + "." + (arm.isDefault() ? "default" : arm.ctor);
-    s.children.push_back(lowerBranch(std::move(a), context, *arm.body, s.target));
+    s.children.push_back(lowerBranch(
+        std::move(a), context, [&](Context &c) { return eval(*arm.body, c); }, s.target));
   }
   ctx.steps->push_back(std::move(s));
   return branchResult(ctx.steps->back().target, type);
@@ -572,19 +621,79 @@ LoweredValue Lowering::evalIf(const IfExpr &e, const TypeRef &type, Context &ctx
   LoweredValue cond = asCondition(eval(*e.cond, ctx), sourceText(*e.cond), ctx, e.cond->range());
   if (cond.kind != LoweredValue::Kind::Host)
     return LoweredValue::none(type);
-  UnfoldStep s = makeStep(UnfoldStep::Kind::If, "if " + sourceText(*e.cond), {valueOf(cond)});
-  s.range = e.range();
+  std::optional<LoweredValue> then = paramOf(*e.thenExpr, ctx);
+  std::optional<LoweredValue> otherwise = then ? paramOf(*e.elseExpr, ctx) : std::nullopt;
+  if (then && otherwise) { // a weight chosen on the host: chosen again where it is used
+    LoweredValue choice;
+    choice.kind = LoweredValue::Kind::Param;
+    choice.text = sourceText(e);
+    choice.type = type;
+    choice.range = e.range();
+    choice.choice = std::make_shared<std::vector<LoweredValue>>(
+        std::vector<LoweredValue>{cond, *then, *otherwise});
+    return choice;
+  }
+  return hostIf(
+      cond, sourceText(*e.cond), type, e.range(), ctx,
+      [&](Context &c) { return eval(*e.thenExpr, c); },
+      [&](Context &c) { return eval(*e.elseExpr, c); });
+}
+
+LoweredValue Lowering::hostIf(const LoweredValue &cond, const std::string &text,
+                              const TypeRef &type, SourceRange at, Context &ctx,
+                              const std::function<LoweredValue(Context &)> &then,
+                              const std::function<LoweredValue(Context &)> &otherwise) {
+  UnfoldStep s = makeStep(UnfoldStep::Kind::If, "if " + text, {valueOf(cond)});
+  s.range = at;
   s.target = newLocal(PlanLocal::Kind::StepResult, type);
   s.type = type;
-  UnfoldStep then = makeStep(UnfoldStep::Kind::Arm, "then:");
-  then.arm = UnfoldStep::ArmKind::Then;
-  UnfoldStep otherwise = makeStep(UnfoldStep::Kind::Arm, "else:");
-  otherwise.arm = UnfoldStep::ArmKind::Else;
-  s.children.push_back(lowerBranch(std::move(then), ctx.name + ".then", *e.thenExpr, s.target));
-  s.children.push_back(
-      lowerBranch(std::move(otherwise), ctx.name + ".else", *e.elseExpr, s.target));
+  UnfoldStep thenArm = makeStep(UnfoldStep::Kind::Arm, "then:");
+  thenArm.arm = UnfoldStep::ArmKind::Then;
+  UnfoldStep elseArm = makeStep(UnfoldStep::Kind::Arm, "else:");
+  elseArm.arm = UnfoldStep::ArmKind::Else;
+  s.children.push_back(lowerBranch(std::move(thenArm), ctx.name + ".then", then, s.target));
+  s.children.push_back(lowerBranch(std::move(elseArm), ctx.name + ".else", otherwise, s.target));
   ctx.steps->push_back(std::move(s));
   return branchResult(ctx.steps->back().target, type);
+}
+
+std::optional<LoweredValue> Lowering::paramOf(const Expr &e, Context &ctx) {
+  switch (e.kind()) {
+  case ExprKind::Name:
+    break;
+  case ExprKind::Member:
+    if (!paramOf(*static_cast<const MemberExpr &>(e).base, ctx) &&
+        !isa<NameExpr>(static_cast<const MemberExpr &>(e).base.get()))
+      return std::nullopt;
+    break;
+  case ExprKind::Slice:
+  case ExprKind::Subscripts: {
+    auto ranges = program_.tensorSubscripts.find(&e);
+    std::optional<LoweredValue> base = paramOf(subscriptedBase(e), ctx);
+    if (!base || ranges == program_.tensorSubscripts.end() ||
+        !selectsColumns(*base, ranges->second))
+      return std::nullopt;
+    break;
+  }
+  default:
+    return std::nullopt;
+  }
+  LoweredValue v = evalLazy(e, ctx);
+  if (v.kind != LoweredValue::Kind::Param)
+    return std::nullopt;
+  return v;
+}
+
+LoweredValue
+Lowering::useEach(const LoweredValue &param, const TypeRef &type, SourceRange at, Context &ctx,
+                  const std::function<LoweredValue(const LoweredValue &, Context &)> &use) {
+  if (!param.choice)
+    return use(param, ctx);
+  const std::vector<LoweredValue> &choice = *param.choice;
+  auto branch = [&](const LoweredValue &p) {
+    return [&, p](Context &c) { return useEach(p, type, at, c, use); };
+  };
+  return hostIf(choice[0], choice[0].text, type, at, ctx, branch(choice[1]), branch(choice[2]));
 }
 
 LoweredValue Lowering::readScalar(const LoweredValue &v, const std::string &text, Context &ctx,

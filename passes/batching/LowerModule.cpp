@@ -418,7 +418,7 @@ void Lowering::lowerStmt(const Stmt &s, Context &ctx) {
   switch (s.kind()) {
   case StmtKind::Let: {
     auto &let = static_cast<const LetStmt &>(s);
-    bind(*let.pattern, eval(*let.value, ctx));
+    bind(*let.pattern, evalLazy(*let.value, ctx)); // a parameter stays unread until used
     return;
   }
   case StmtKind::Param:

@@ -56,6 +56,13 @@ struct LoweredValue {
   /// place (`linear`, `bias_add`, one GEMM against the packed weight); any
   /// other use reads it (`read`, materialized).
   int param = -1;
+  /// Param: the columns [columnsLo, columnsHi) of a matrix parameter, for a
+  /// slice `W[:, a:b]` (columnsHi 0: all of them).
+  int64_t columnsLo = 0, columnsHi = 0;
+  /// Param chosen on the host (`if c { W1 } else { W2 }`; `param` is -1):
+  /// the condition, then the parameter of each branch. A use of it is that
+  /// use in each branch, so a product stays one GEMM per branch.
+  std::shared_ptr<const std::vector<LoweredValue>> choice;
   SourceRange range;
 
   bool isTensorLike() const { return kind == Kind::Local || kind == Kind::Handle; }
@@ -312,8 +319,23 @@ private:
 
   /// One arm of a match or branch of an if: its own context, whose value is
   /// given out as `result`.
-  UnfoldStep lowerBranch(UnfoldStep arm, const std::string &contextName, const Expr &body,
-                         int result);
+  UnfoldStep lowerBranch(UnfoldStep arm, const std::string &contextName,
+                         const std::function<LoweredValue(Context &)> &body, int result);
+  /// `if cond { then(ctx) } else { otherwise(ctx) }`, its branches in contexts of their own.
+  LoweredValue hostIf(const LoweredValue &cond, const std::string &text, const TypeRef &type,
+                      SourceRange at, Context &ctx,
+                      const std::function<LoweredValue(Context &)> &then,
+                      const std::function<LoweredValue(Context &)> &otherwise);
+  LoweredValue withParam(const BinaryExpr &b, const LoweredValue &lhs, const LoweredValue &param,
+                         const TypeRef &type, Context &ctx);
+  LoweredValue binary(const BinaryExpr &b, LoweredValue lhs, LoweredValue rhs, const TypeRef &type,
+                      Context &ctx);
+  /// The parameter `e` names without computing anything (a name, a tuple
+  /// element, columns of one), if it names one.
+  std::optional<LoweredValue> paramOf(const Expr &e, Context &ctx);
+  /// `use` of a parameter value, in each branch of a host choice between parameters.
+  LoweredValue useEach(const LoweredValue &param, const TypeRef &type, SourceRange at, Context &ctx,
+                       const std::function<LoweredValue(const LoweredValue &, Context &)> &use);
 
   /// The value of a match or if. Its stage only groups work: correctness
   /// comes from placing kernels where their values are first used.
