@@ -26,7 +26,7 @@ config.environment["PATH"] = os.pathsep.join(
     [os.path.dirname(config.filecheck), os.environ.get("PATH", "")])
 # Generated model drivers (built by examples/ through foldc_add_model).
 # Named by target (the example's folder), e.g. %attention_driver.
-for target in ["attention", "calculator", "gnn", "language_id", "ngrams", "seq2seq", "sentiment", "weave"]:
+for target in ["attention", "calculator", "gnn", "language_id", "ngrams", "seq2seq", "sentiment", "tagger", "weave"]:
     config.substitutions.append(("%" + target + "_driver",
                                  os.path.join(config.foldc_binary_root, "examples", target + "_driver")))
 # Test-only models built by test/CMakeLists.txt.

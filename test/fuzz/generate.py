@@ -20,7 +20,10 @@ slices, concat, matrices (along an axis, subscripts, transpose, reshape,
 outer, a product with a glorot matrix), graph primitives (range, gather,
 segment sums), zip, ngrams, nth, dropout, stop_gradient, defs of tensors
 only (inlined) and destructuring lets, consts, logical operators,
-embeddings, fc/lstm/gru layers, params of every initialiser used as values,
+embeddings, fc/lstm/gru layers, user-defined layers (instances, nested in
+other definitions), params of every initialiser used as values, weights
+passed as arguments (in tuples, as column slices, chosen by a host
+condition),
 constant-only subexpressions, losses (xent, mse, sigmoid_xent), metrics,
 and host functions imported from a C++ header. Every tensor expression is
 built for a known width, so the program type-checks by construction. The data
@@ -168,6 +171,7 @@ class Program:
             lambda: self.inlined(n, d, scope),
             lambda: self.product(n, d, scope),
             lambda: self.weights_as_args(n, d, scope),
+            lambda: self.instance(n, d, scope),
             lambda: f"dropout({self.tensor(n, d, scope)}, {r.choice(['0.0', '0.25'])})",
             # a kink at 0, kept away from the initial values as fc's relu is
             lambda: f"relu({self.tensor(n, d, scope)} + 2.0)",
@@ -230,17 +234,56 @@ class Program:
 
     def weights_as_args(self, n, d, scope):
         """A cell written once taking its weights as arguments (inlined: its
-        products read them in place), given them directly or in a tuple."""
+        products read them in place), given them directly, in a tuple, as
+        columns of a wider matrix, or chosen by a host condition."""
+        r = self.rng
         name = self.fresh("cell")
-        m = self.rng.randint(1, 3)
+        m = r.randint(1, 3)
         weights, bias = self.matrix_param(m, n), self.param(n)
-        if self.rng.random() < 0.5:
+        form = r.random()
+        if form < 0.2:
+            wide = self.matrix_param(m, n + 2)
+            self.defs.append(f"def {name}(x: f32[{m}], W: f32[{m}, {n + 2}], b: f32[{n}]) -> f32[{n}] = "
+                             f"tanh(x @ W[:, 1:{n + 1}] + b);")
+            return f"{name}({self.tensor(m, d, scope)}, {wide}, {bias})"
+        if form < 0.35 and "example" in scope:
+            other = self.fresh("W")
+            self.decls.append(f"param {other}: f32[{m}, {n}] = uniform(-0.5, 0.5);")
+            self.defs.append(f"def {name}(x: f32[{m}], W: f32[{m}, {n}], b: f32[{n}]) -> f32[{n}] = "
+                             f"tanh(x @ W + b);")
+            return (f"{name}({self.tensor(m, d, scope)}, "
+                    f"if s.flag {{ {weights} }} else {{ {other} }}, {bias})")
+        if form < 0.6:
             self.defs.append(f"def {name}(x: f32[{m}], W: f32[{m}, {n}], b: f32[{n}]) -> f32[{n}] = "
                              f"tanh(x @ W + b);")
             return f"{name}({self.tensor(m, d, scope)}, {weights}, {bias})"
         self.defs.append(f"def {name}(x: f32[{m}], wb: (f32[{m}, {n}], f32[{n}])) -> f32[{n}] = "
                          f"tanh(x @ wb.0 + wb.1);")
         return f"{name}({self.tensor(m, d, scope)}, ({weights}, {bias}))"
+
+    def instance(self, n, d, scope):
+        """An instance of a user-defined layer: a definition with size
+        constants, an activation constant, a param of its own and an fc
+        inside, sometimes itself inside another definition (two instances)."""
+        r = self.rng
+        cell = self.fresh("Cell")
+        m = r.randint(1, 3)
+        self.decls.append(
+            f"layer {cell}(I: int, O: int, act: activation = tanh)(x: f32[I]) -> f32[O] {{\n"
+            f"  param W: f32[I, O] = uniform(-0.5, 0.5);\n"
+            f"  layer inner = fc(O -> O);\n"
+            f"  return inner(act(x @ W)) * 0.5;\n}}")
+        definition, args = cell, f"{m}, {n}, act: {r.choice(['tanh', 'sigmoid', 'none'])}"
+        if r.random() < 0.4:
+            definition = self.fresh("Pair")
+            self.decls.append(
+                f"layer {definition}(I: int, O: int)(x: f32[I]) -> f32[O] {{\n"
+                f"  layer a = {cell}(I, O);\n  layer b = {cell}(I -> O, act: sigmoid);\n"
+                f"  return a(x) + b(x);\n}}")
+            args = f"{m} -> {n}"
+        name = self.fresh("inst")
+        self.decls.append(f"layer {name} = {definition}({args});")
+        return f"{name}({self.tensor(m, d, scope)})"
 
     def inlined(self, n, d, scope):
         name, m = self.pair_def(n)
