@@ -476,10 +476,13 @@ private:
     return w;
   }
 
-  /// MatMul's template arguments: [M, N] @ [N, P].
-  static std::vector<int64_t> matmulSizes(const PlanOp &op, int64_t lhsWidth) {
-    int64_t p = op.type->shape.back(), m = widthOf(op.type) / p;
-    return {m, lhsWidth / m, p};
+  /// MatMul's template arguments: [M, N] @ [N, P]; a vector on the left is
+  /// [1, N], a vector on the right [N, 1] (`M @ x`).
+  std::vector<int64_t> matmulSizes(const PlanOp &op) const {
+    TypeRef a = typeOfOperand(op.operands[0]), b = typeOfOperand(op.operands[1]);
+    int64_t n = a->shape.back();
+    int64_t p = b->shape.size() == 1 ? 1 : b->shape.back();
+    return {widthOf(a) / n, n, p};
   }
 
   void forwardOp(const PlanOp &op, int i) {
@@ -529,7 +532,7 @@ private:
       s_.line(call(op, {W}) + "forward(" + param(op) + ", " + out + ");");
       return;
     case OpFamily::MatMul:
-      s_.line(call(op, matmulSizes(op, w[0])) + "forward(" + in(o[0]) + ", " + in(o[1]) + ", " +
+      s_.line(call(op, matmulSizes(op)) + "forward(" + in(o[0]) + ", " + in(o[1]) + ", " +
               out + ");");
       return;
     case OpFamily::Slice:
@@ -680,7 +683,7 @@ private:
       s_.line(call(op, {W}) + "backward(" + param(op) + ", " + dy + ");");
       return;
     case OpFamily::MatMul:
-      s_.line(call(op, matmulSizes(op, w[0])) + "backward(" + in(o[0]) + ", " + in(o[1]) + ", " +
+      s_.line(call(op, matmulSizes(op)) + "backward(" + in(o[0]) + ", " + in(o[1]) + ", " +
               dy + ", " + gradOf(o[0]) + ", " + gradOf(o[1]) + ");");
       return;
     case OpFamily::Slice:

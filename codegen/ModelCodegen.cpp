@@ -408,8 +408,10 @@ private:
       auto outer = s_.scope("{");
       s_.line("const auto &" + t("xs") + " = " + valueCpp(s.values[0]) + ";");
       s_.line("const auto &" + t("ys") + " = " + valueCpp(s.values[1]) + ";");
-      auto loop = s_.scope("for (size_t " + t("k") + " = 0; " + t("k") + " < std::min(" + t("xs") +
-                           ".size(), " + t("ys") + ".size()); ++" + t("k") + ") {");
+      s_.line("foldc::rt::requireSameLength(\"zip_with\", " + std::to_string(s.range.begin.line) +
+              ", " + t("xs") + ".size(), " + t("ys") + ".size());");
+      auto loop = s_.scope("for (size_t " + t("k") + " = 0; " + t("k") + " < " + t("xs") +
+                           ".size(); ++" + t("k") + ") {");
       s_.line(kUnused + "const auto &" + var(0) + " = " + t("xs") + "[" + t("k") + "];");
       s_.line(kUnused + "const auto &" + var(1) + " = " + t("ys") + "[" + t("k") + "];");
       std::string each = body(s);
@@ -470,10 +472,11 @@ private:
     const TypeRef &outputs = s.type->elements[0], &state = s.type->elements[1];
     s_.line(valueType(outputs) + " " + t("ys") + ";");
     s_.line(valueType(state) + " " + t("state") + " = " + valueCpp(s.values[0]) + ";");
+    s_.line("const int64_t " + t("max") + " = foldc::rt::loopBound(\"loop\", " +
+            valueCpp(s.values[1]) + ");");
     {
-      auto iterations =
-          s_.scope("for (int64_t " + t("n") + " = 0, " + t("max") + " = " + valueCpp(s.values[1]) +
-                   "; " + t("n") + " < " + t("max") + "; ++" + t("n") + ") {");
+      auto iterations = s_.scope("for (int64_t " + t("n") + " = 0; " + t("n") + " < " + t("max") +
+                                 "; ++" + t("n") + ") {");
       s_.line(kUnused + "const auto " + local(s.loopLocals[0]) + " = " + t("state") + ";");
       std::string each = body(s);
       s_.line("const auto " + t("step") + " = " + each + ";");
@@ -661,7 +664,7 @@ private:
     case ListOp::Nth:
       return "foldc::rt::nth(" + args[0] + ", " + args[1] + ")";
     case ListOp::Zip:
-      return "foldc::rt::zip(" + args[0] + ", " + args[1] + ")";
+      return "foldc::rt::zip(" + args[0] + ", " + args[1] + ", " + args[2] + ")";
     case ListOp::Reverse:
       return "foldc::rt::reversed(" + args[0] + ")";
     case ListOp::Index:

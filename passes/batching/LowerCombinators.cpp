@@ -75,7 +75,9 @@ LoweredValue Lowering::builtin(Builtin builtin, std::vector<LoweredValue> args, 
     return listOperation(ListOp::Length, builtin, args, type, ctx);
   case Builtin::Nth:
     return listOperation(ListOp::Nth, builtin, args, type, ctx);
-  case Builtin::Zip:
+  case Builtin::Zip: // its source line, for the error of lists of two lengths
+    args.push_back(constant(std::to_string(site.range().begin.line),
+                            ConstValue{true, site.range().begin.line, 0}, types::intType()));
     return listOperation(ListOp::Zip, builtin, args, type, ctx);
   case Builtin::Ngrams:
     return listOperation(ListOp::Ngrams, builtin, args, type, ctx);

@@ -71,10 +71,15 @@ LoweredValue Lowering::lstmCell(const LayerDecl &decl, const LayerInfo &info, co
                                     linearOf(element(state, 0), decl.name + ".U", 4 * h, ctx, at)},
                                    4 * h, ctx, at);
   gates = emitWithParam(ctx, OpKind::BiasAdd, {gates}, types::f32({4 * h}), at, decl.name + ".b");
-  auto gate = [&](int k, OpKind act) {
-    return elementwise(act, {sliceOf(gates, k * h, (k + 1) * h, ctx, at)}, h, ctx, at);
+  auto gate = [&](int k, OpKind act, double bias = 0) {
+    LoweredValue g = sliceOf(gates, k * h, (k + 1) * h, ctx, at);
+    if (bias != 0)
+      g = elementwise(OpKind::Add,
+                      {g, constant(ConstValue{false, 0, bias}.toString(), ConstValue{false, 0, bias}, types::floatType())},
+                      h, ctx, at);
+    return elementwise(act, {g}, h, ctx, at);
   };
-  LoweredValue i = gate(0, OpKind::Sigmoid), f = gate(1, OpKind::Sigmoid),
+  LoweredValue i = gate(0, OpKind::Sigmoid), f = gate(1, OpKind::Sigmoid, info.forgetBias),
                o = gate(2, OpKind::Sigmoid), u = gate(3, OpKind::Tanh);
   LoweredValue c = elementwise(OpKind::Add,
                                {elementwise(OpKind::Mul, {i, u}, h, ctx, at),

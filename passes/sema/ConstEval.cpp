@@ -2,6 +2,9 @@
 #include "passes/sema/ConstEval.h"
 
 #include "frontend/ASTPrinter.h"
+#include "passes/builtins/Builtins.h"
+
+#include <cmath>
 
 #include <sstream>
 
@@ -78,7 +81,57 @@ std::optional<ConstValue> arithmetic(BinaryOp op, ConstValue a, ConstValue b, So
   return std::nullopt;
 }
 
+/// The element-wise functions constant expressions may call, on one number
+/// (`sqrt(3.0 / D)` in an initialiser's bounds).
+struct ConstantFunction {
+  OpKind op;
+  double (*apply)(double);
+};
+const ConstantFunction kConstantFunctions[] = {
+    {OpKind::Sqrt, [](double x) { return std::sqrt(x); }},
+    {OpKind::Exp, [](double x) { return std::exp(x); }},
+    {OpKind::Log, [](double x) { return std::log(x); }},
+    {OpKind::Abs, [](double x) { return std::abs(x); }},
+    {OpKind::Square, [](double x) { return x * x; }},
+    {OpKind::Tanh, [](double x) { return std::tanh(x); }},
+    {OpKind::Sigmoid, [](double x) { return 1 / (1 + std::exp(-x)); }},
+};
+
 } // namespace
+
+/// `f(x)` of a constant x, for an element-wise function of the table above.
+std::optional<ConstValue> ConstTable::evaluateCall(const CallExpr &call,
+                                                   DiagnosticEngine *diag) const {
+  auto *callee = dyn_cast<NameExpr>(call.callee.get());
+  auto symbol = callee ? names_.names.find(callee) : names_.names.end();
+  if (callee && symbol == names_.names.end())
+    return std::nullopt; // an unknown name: already reported
+  std::optional<OpKind> op;
+  if (symbol != names_.names.end() && symbol->second.kind == Symbol::Kind::Builtin &&
+      symbol->second.builtin.table == BuiltinName::Table::Callable)
+    op = opOf(symbol->second.builtin.callable);
+  const ConstantFunction *function = nullptr;
+  for (const ConstantFunction &f : kConstantFunctions)
+    if (op == f.op)
+      function = &f;
+  if (!function || call.args.size() != 1 || !call.args[0].name.empty()) {
+    if (diag)
+      diag->error(call.range()) << "expected a constant expression, found '" << toSource(call)
+                                << "' (constant expressions may call sqrt, exp, log, abs, "
+                                   "square, tanh and sigmoid of one number)";
+    return std::nullopt;
+  }
+  auto x = evaluate(*call.args[0].value, diag);
+  if (!x)
+    return std::nullopt;
+  double y = function->apply(x->asDouble());
+  if (!std::isfinite(y)) {
+    if (diag)
+      diag->error(call.range()) << "'" << toSource(call) << "' is not a finite number";
+    return std::nullopt;
+  }
+  return makeFloat(y);
+}
 
 std::optional<ConstValue> ConstTable::evaluate(const Expr &expr, DiagnosticEngine *diag) const {
   switch (expr.kind()) {
@@ -111,11 +164,12 @@ std::optional<ConstValue> ConstTable::evaluate(const Expr &expr, DiagnosticEngin
                                 << "' is not a const";
     return std::nullopt;
   }
+  case ExprKind::Call:
+    return evaluateCall(static_cast<const CallExpr &>(expr), diag);
   case ExprKind::StringLit:
   case ExprKind::BoolLit:
   case ExprKind::Accessor:
   case ExprKind::Member:
-  case ExprKind::Call:
   case ExprKind::Index:
   case ExprKind::Slice:
   case ExprKind::Subscripts:

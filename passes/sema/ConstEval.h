@@ -38,6 +38,7 @@ private:
   friend ConstTable evaluateConsts(const Module &, const ResolvedNames &, DiagnosticEngine &);
   std::optional<ConstValue> evaluateConst(const ConstDecl &decl, DiagnosticEngine *diag) const;
   bool fitsRequiredKind(const ConstDecl &decl, ConstValue &value, DiagnosticEngine *diag) const;
+  std::optional<ConstValue> evaluateCall(const CallExpr &call, DiagnosticEngine *diag) const;
 
   const ResolvedNames &names_;
   mutable std::unordered_map<const ConstDecl *, ConstValue> values_;

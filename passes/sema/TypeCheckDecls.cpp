@@ -248,6 +248,7 @@ bool TypeChecker::checkTrainingOption(const Argument &arg, Option option,
   case Option::Axis: // not taken by every layer (checkLayer's caller reports them)
   case Option::Act:
   case Option::Init:
+  case Option::ForgetBias:
     break;
   }
   return false;
@@ -308,6 +309,12 @@ bool TypeChecker::layerSignature(LayerInfo &info, const Expr *option) {
     return true;
   }
   case LayerKind::LSTM: {
+    if (option) {
+      std::optional<ConstValue> bias = consts_.evaluate(*option, &diag_);
+      if (!bias)
+        return false;
+      info.forgetBias = bias->asDouble();
+    }
     TypeRef state = types::tuple({h, h});
     info.blockType = types::block({types::f32({in}), state}, types::tuple({h, state}));
     info.params = {{"W", {in, 4 * out}}, {"U", {out, 4 * out}}, {"b", {4 * out}}};

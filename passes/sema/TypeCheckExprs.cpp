@@ -713,12 +713,16 @@ TypeRef TypeChecker::checkBinary(const BinaryExpr &binary) {
   if (op == BinaryOp::MatMul) {
     const auto &x = a->shape, &y = b->shape;
     bool vecMat = x.size() == 1 && y.size() == 2 && x[0] == y[0];
+    bool matVec = x.size() == 2 && y.size() == 1 && x[1] == y[0];
     bool matMat = x.size() == 2 && y.size() == 2 && x[1] == y[0];
-    if (!vecMat && !matMat) {
-      diag_.error(binary.range()) << "'@' needs a vector [n] @ matrix [n, m] or matrix [a, n] @ "
-                                  << "matrix [n, b], found " << toString(a) << " @ " << toString(b);
+    if (!vecMat && !matVec && !matMat) {
+      diag_.error(binary.range()) << "'@' needs a vector [n] @ matrix [n, m], a matrix [a, n] @ "
+                                  << "vector [n] or matrix [a, n] @ matrix [n, b], found "
+                                  << toString(a) << " @ " << toString(b);
       return types::errorType();
     }
+    if (matVec)
+      return types::tensor(a->element, {x[0]});
     return types::tensor(a->element,
                          vecMat ? std::vector<int64_t>{y[1]} : std::vector<int64_t>{x[0], y[1]});
   }

@@ -39,6 +39,8 @@ std::string signatureText(const TypeRef &signature) {
 
 void printLayer(const std::string &name, const LayerInfo &layer, std::ostream &out) {
   out << "layer " << name << ": " << signatureText(layer.blockType);
+  if (layer.forgetBias != 0)
+    out << " forget_bias: " << layer.forgetBias;
   printTraining(layer.training, out);
   out << '\n';
 }

@@ -22,9 +22,22 @@ std::string listed(const std::vector<std::string> &names) {
   return names.empty() ? std::string("none") : text;
 }
 
-/// --init-from: the parameters a file holds, over the initialised ones.
+/// --init-from: the parameters a file holds, over the initialised ones. A
+/// file that sets none of them is a mistake (another model's file), not a
+/// warm start.
 void initFrom(Session &session, const std::string &file) {
   PartialLoad load = initFromTensors(session.model.params(), file);
+  if (load.loaded.empty()) {
+    std::vector<std::string> model;
+    for (int id = 0; id < session.model.params().count(); ++id)
+      model.push_back(session.model.params().at(id).name);
+    std::string hint;
+    for (const auto &[old, now] : load.renamed)
+      hint += "; '" + old + "' looks like '" + now + "' under an older name";
+    throw std::runtime_error(file + ": --init-from set no parameter: none of its tensors (" +
+                             listed(load.ignored) + ") is one of the model's (" + listed(model) +
+                             ")" + hint);
+  }
   if (!session.leader())
     return;
   std::cerr << file << ": loaded " << load.loaded.size() << " of " << session.model.params().count()

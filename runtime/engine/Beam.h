@@ -28,8 +28,7 @@ public:
       : end_(end), width_(width), max_(max) {
     if (width < 1)
       throw UnfoldError("beam: the width must be at least 1, found " + std::to_string(width));
-    if (max < 0)
-      throw UnfoldError("beam: the bound must be at least 0, found " + std::to_string(max));
+    loopBound("beam", max);
     live_.push_back(Hypothesis{std::move(init), {}, start, 0.0});
   }
 

@@ -139,12 +139,33 @@ inline std::vector<ValueRef> segmentReduce(BatchGraph &graph, const Kernel &segm
 /// `reverse(xs)`: the elements last to first.
 template <class List> List reversed(const List &xs) { return List(xs.rbegin(), xs.rend()); }
 
-/// `zip(xs, ys)`: pairs up to the shorter length.
+/// The bound of `loop` and `beam` (the most steps): at least 0, else an
+/// error of the example (a negative count is a mistake, not "no steps").
+inline int64_t loopBound(const char *what, int64_t max) {
+  if (max < 0)
+    throw UnfoldError(std::string(what) + ": the bound must be at least 0, found " +
+                      std::to_string(max));
+  return max;
+}
+
+/// `zip` and `zip_with` pair lists of one length: another is an error (a
+/// pairing that silently dropped the longer list's tail lost data), which
+/// names the call's source line and both lengths. Slicing says to truncate.
+inline void requireSameLength(const char *what, int line, size_t xs, size_t ys) {
+  if (xs != ys)
+    throw UnfoldError(std::string(what) + " (line " + std::to_string(line) + "): lists of " +
+                      std::to_string(xs) + " and " + std::to_string(ys) +
+                      " elements; to pair the first ones only, slice them to one length "
+                      "(xs[:length(ys)])");
+}
+
+/// `zip(xs, ys)`: the pairs of lists of one length.
 template <class A, class B>
-std::vector<std::tuple<typename A::value_type, typename B::value_type>> zip(const A &xs,
-                                                                            const B &ys) {
+std::vector<std::tuple<typename A::value_type, typename B::value_type>>
+zip(const A &xs, const B &ys, int line) {
+  requireSameLength("zip", line, xs.size(), ys.size());
   std::vector<std::tuple<typename A::value_type, typename B::value_type>> out;
-  for (size_t i = 0; i < xs.size() && i < ys.size(); ++i)
+  for (size_t i = 0; i < xs.size(); ++i)
     out.emplace_back(xs[i], ys[i]);
   return out;
 }

@@ -3,6 +3,7 @@
 
 #include "runtime/io/Jsonl.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <fstream>
@@ -33,6 +34,8 @@ public:
     ++number_;
     if (!line.empty() && line.back() == '\r')
       line.pop_back();
+    if (number_ == 1 && line.rfind("\xEF\xBB\xBF", 0) == 0) // a UTF-8 byte-order mark
+      line.erase(0, 3);
     return true;
   }
   long number() const { return number_; }
@@ -84,6 +87,24 @@ bool isCount(std::string_view text) {
   return !text.empty() && text.find_first_not_of("0123456789") == std::string_view::npos;
 }
 
+bool isNumber(std::string_view text) {
+  float value = 0;
+  auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  return error == std::errc() && end == text.data() + text.size();
+}
+
+/// "found 'cat' and 2 numbers": what a line holds, its word and the numbers after it.
+std::string foundText(const std::vector<std::string_view> &parts) {
+  size_t numbers = 0;
+  while (numbers + 1 < parts.size() && isNumber(parts[parts.size() - 1 - numbers]))
+    ++numbers;
+  std::string word;
+  for (size_t i = 0; i + numbers < parts.size(); ++i)
+    word += (i ? " " : "") + std::string(parts[i]);
+  return "found '" + word + "' and " + std::to_string(numbers) + " number" +
+         (numbers == 1 ? "" : "s");
+}
+
 } // namespace
 
 VectorsReport loadVectors(Param &table, const std::string &vectorsFile,
@@ -109,13 +130,10 @@ VectorsReport loadVectors(Param &table, const std::string &vectorsFile,
                     table.name + "' rows have " + std::to_string(width));
       continue;
     }
-    if (int64_t(parts.size()) < width + 1)
+    size_t wordFields = parts.size() - size_t(std::min<int64_t>(width, int64_t(parts.size())));
+    if (int64_t(parts.size()) < width + 1 || (std::exchange(firstVector, false) && wordFields > 1))
       reader.fail("expected a word and " + std::to_string(width) + " numbers (the width of '" +
-                  table.name + "'), found " + std::to_string(parts.size()) + " fields");
-    size_t wordFields = parts.size() - size_t(width);
-    if (std::exchange(firstVector, false) && wordFields > 1)
-      reader.fail("expected a word and " + std::to_string(width) + " numbers (the width of '" +
-                  table.name + "'), found " + std::to_string(parts.size() - 1) + " numbers");
+                  table.name + "'), " + foundText(parts));
     std::string word(parts[0].data(), size_t(parts[wordFields - 1].end() - parts[0].begin()));
     auto [first, added] = seen.emplace(word, reader.number());
     if (!added)
@@ -135,6 +153,13 @@ VectorsReport loadVectors(Param &table, const std::string &vectorsFile,
     foundOn[size_t(id->second)] = reader.number();
     ++report.found;
   }
+  if (seen.empty())
+    throw DataError(vectorsFile + ": no vectors in it (expected lines of a word and " +
+                    std::to_string(width) + " numbers)");
+  if (report.found == 0)
+    throw DataError(vectorsFile + ": none of its " + std::to_string(seen.size()) +
+                    " words is in " + vocabularyFile +
+                    " (a vectors file for another vocabulary, or other casing?)");
   for (size_t id = 0; id < foundOn.size(); ++id)
     if (foundOn[id])
       std::copy_n(staged.begin() + int64_t(id) * width, width,

@@ -7,6 +7,8 @@
 #include "runtime/engine/Process.h"
 #include "runtime/io/Jsonl.h"
 #include "runtime/io/Safetensors.h"
+#include "runtime/python/Values.h"
+#include "runtime/support/Threads.h"
 
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
@@ -19,6 +21,7 @@
 #include <numeric>
 #include <optional>
 #include <random>
+#include <type_traits>
 #include <string>
 #include <vector>
 
@@ -26,27 +29,52 @@ namespace foldc::rt::python {
 
 namespace py = pybind11;
 
-/// What errors about examples given from Python name as their file:
-/// `example:INDEX: path: what` (a JsonPath keeps a pointer to it).
-inline const std::string kExampleFile = "example";
+/// The stack the model's work runs on from Python, as on the command line:
+/// the generated readers recurse as deep as the data.
+constexpr size_t kStackBytes = size_t(1) << 30;
 
 /// Examples given from Python: JSON strings, or dicts and lists of the JSONL
-/// shape (turned into JSON by Python's own json module).
-inline std::vector<nlohmann::json> jsonValues(const py::iterable &examples) {
-  // A str is iterable too, by character: almost surely one example passed
-  // where a list of them was meant.
+/// shape (converted without recursion, numpy numbers included). An empty
+/// batch is an error where it means nothing (a mean, a step), as on the
+/// command line.
+inline std::vector<nlohmann::json> jsonValues(const py::iterable &examples, bool emptyAllowed) {
+  // A str is iterable too, by character, and a dict by key: almost surely
+  // one example passed where a list of them was meant.
   if (py::isinstance<py::str>(examples) || py::isinstance<py::bytes>(examples))
     throw py::type_error("expected a list of examples (dicts or JSON strings), got one string; "
                          "pass [example]");
-  py::object dumps = py::module_::import("json").attr("dumps");
+  if (py::isinstance<py::dict>(examples))
+    throw py::type_error("expected a list of examples, found one dict; pass [example]");
   std::vector<nlohmann::json> values;
   long index = 0;
   for (const py::handle &example : examples) {
-    std::string text = py::isinstance<py::str>(example) ? example.cast<std::string>()
-                                                        : dumps(example).cast<std::string>();
-    values.push_back(parseJson(text, JsonPath(kExampleFile, index++)));
+    if (py::isinstance<py::str>(example))
+      values.push_back(
+          parseJson(JsonFromPython(index).convert(example).get<std::string>(),
+                    JsonPath(kExampleFile, index)));
+    else
+      values.push_back(JsonFromPython(index).convert(example));
+    ++index;
   }
+  if (values.empty() && !emptyAllowed)
+    throw py::value_error("no examples: the batch is empty");
   return values;
+}
+
+/// `work()` on a thread whose stack fits deep data (kStackBytes), its
+/// exception rethrown here.
+template <class Work> auto onLargeStack(Work work) {
+  using Result = decltype(work());
+  if constexpr (std::is_void_v<Result>) {
+    if (std::exception_ptr error = onThreads(kStackBytes, 1, [&](int) { work(); })[0])
+      std::rethrow_exception(error);
+  } else {
+    std::optional<Result> result;
+    if (std::exception_ptr error =
+            onThreads(kStackBytes, 1, [&](int) { result.emplace(work()); })[0])
+      std::rethrow_exception(error);
+    return std::move(*result);
+  }
 }
 
 /// A JSON value as a Python value (through Python's json module).
@@ -125,20 +153,31 @@ public:
 
   PythonModel(Reader read, uint64_t seed) : read_(read) { model_.init(seed); }
 
+  // Each reads its examples (deep data: recursive readers) and runs the
+  // model on the large stack, where the examples are destroyed too.
   std::vector<nlohmann::json> infer(const py::iterable &examples) {
-    std::vector<Example> batch = readAll(examples);
-    return alone([&] { return model_.infer(pointers(batch)); });
+    std::vector<nlohmann::json> values = jsonValues(examples, true);
+    return alone([&] {
+      std::vector<Example> batch = readAll(values);
+      return model_.infer(pointers(batch));
+    });
   }
   BatchResult trainStep(const py::iterable &examples, BoundOptimizer &optimizer, uint64_t seed) {
     optimizer.bindTo(serial_); // with the GIL held: two threads cannot both bind
-    std::vector<Example> batch = readAll(examples);
+    std::vector<nlohmann::json> values = jsonValues(examples, false);
     RunOptions run;
     run.seed = seed;
-    return alone([&] { return model_.train_step(pointers(batch), *optimizer.optimizer, run); });
+    return alone([&] {
+      std::vector<Example> batch = readAll(values);
+      return model_.train_step(pointers(batch), *optimizer.optimizer, run);
+    });
   }
   BatchResult eval(const py::iterable &examples) {
-    std::vector<Example> batch = readAll(examples);
-    return alone([&] { return model_.eval(pointers(batch)); });
+    std::vector<nlohmann::json> values = jsonValues(examples, false);
+    return alone([&] {
+      std::vector<Example> batch = readAll(values);
+      return model_.eval(pointers(batch));
+    });
   }
   void load(const std::string &path) {
     alone([&] { loadInPlace(model_.params(), path); });
@@ -154,11 +193,10 @@ private:
   template <class Work> auto alone(Work work) {
     py::gil_scoped_release unlocked;
     std::lock_guard<std::mutex> turn(busy_);
-    return work();
+    return onLargeStack(work);
   }
 
-  std::vector<Example> readAll(const py::iterable &examples) {
-    std::vector<nlohmann::json> values = jsonValues(examples);
+  std::vector<Example> readAll(const std::vector<nlohmann::json> &values) {
     std::vector<Example> batch;
     batch.reserve(values.size());
     for (size_t i = 0; i < values.size(); ++i)

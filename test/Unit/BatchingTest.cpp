@@ -169,6 +169,19 @@ struct UnfoldedForest {
 
 /// Inference runs only what the outputs depend on: here the states, not the
 /// classifier and loss of every node; the states are the full forward's.
+// `check`'s batched-against-unbatched comparison of a gradient tensor: a
+// small entry of a tensor of large ones may differ by the rounding of the
+// large terms summed into it (the greedy decoder: 5.8e-4 against
+// 5.8e-4 + 1.2e-6 in a tensor whose largest entry is 0.05); a difference
+// beyond that is still a mismatch, at its index.
+TEST(GradientComparison, ScalesWithTheTensorNotOnlyTheEntry) {
+  EXPECT_EQ(firstGradientMismatch({0.05f, 5.8e-4f}, {0.05f, 5.8e-4f + 1.2e-6f}), -1);
+  EXPECT_EQ(firstGradientMismatch({0.05f, 5.8e-4f}, {0.05f, 6.5e-4f}), 1);
+  EXPECT_EQ(firstGradientMismatch({0.05f, 5.8e-4f}, {0.0501f, 5.8e-4f}), 0);
+  EXPECT_EQ(firstGradientMismatch({1e-8f, 0.0f}, {1e-8f, 0.0f}), -1);
+  EXPECT_EQ(firstGradientMismatch({1.0f}, {1.0f, 2.0f}), 1);
+}
+
 TEST(Executor, OnlyRootsRunsWhatTheOutputsNeed) {
   UnfoldedForest forest(9);
   auto &[params, model, graph, rootIds] = forest;

@@ -216,7 +216,7 @@ class Program:
         body = self.tensor(n, max(d - 1, 0), inner)
         bigram = dict(scope, ints=scope.get("ints", []) + ["g.0", "g.1"])
         return r.choice([
-            f"sum(map(|p| {body} * p.1, zip(s.ids, s.xs)))",
+            f"sum(map(|p| {body} * p.1, zip(s.ids[:length(s.xs)], s.xs[:length(s.ids)])))",
             f"mean(map(|g| {self.tensor(n, max(d - 1, 0), bigram)}, ngrams(2, s.ids)))",
             # never empty: the index is in range
             f"nth({r.choice(['0', 'length(s.ids)'])}, map(|w| {self.each_word(n, d, scope)}, concat([s.k], s.ids)))",
@@ -353,7 +353,7 @@ class Program:
     def zip_with(self, n, d, scope):
         inner = dict(scope, ints=scope.get("ints", []) + ["w"], floats=scope.get("floats", []) + ["x"])
         body = self.tensor(n, max(d - 1, 0), inner)
-        return f"sum(zip_with(|w, x| {body} * x, s.ids, s.xs))"
+        return f"sum(zip_with(|w, x| {body} * x, s.ids[:length(s.xs)], s.xs[:length(s.ids)]))"
 
     def reduce(self, n, d, scope):
         return f"reduce(|a, b| a + b * 0.5, zeros({n}), map(|w| {self.each_word(n, d, scope)}, s.ids))"
