@@ -532,8 +532,8 @@ private:
       s_.line(call(op, {W}) + "forward(" + param(op) + ", " + out + ");");
       return;
     case OpFamily::MatMul:
-      s_.line(call(op, matmulSizes(op)) + "forward(" + in(o[0]) + ", " + in(o[1]) + ", " +
-              out + ");");
+      s_.line(call(op, matmulSizes(op)) + "forward(" + in(o[0]) + ", " + in(o[1]) + ", " + out +
+              ");");
       return;
     case OpFamily::Slice:
       s_.line(callAlong(op, {w[0], op.attrs.lo, op.attrs.hi}) + "forward(" + in(o[0]) + ", " + out +
@@ -683,8 +683,8 @@ private:
       s_.line(call(op, {W}) + "backward(" + param(op) + ", " + dy + ");");
       return;
     case OpFamily::MatMul:
-      s_.line(call(op, matmulSizes(op)) + "backward(" + in(o[0]) + ", " + in(o[1]) + ", " +
-              dy + ", " + gradOf(o[0]) + ", " + gradOf(o[1]) + ");");
+      s_.line(call(op, matmulSizes(op)) + "backward(" + in(o[0]) + ", " + in(o[1]) + ", " + dy +
+              ", " + gradOf(o[0]) + ", " + gradOf(o[1]) + ");");
       return;
     case OpFamily::Slice:
       s_.line(callAlong(op, {w[0], op.attrs.lo, op.attrs.hi}) + "backward(" + dy + ", " +

@@ -153,7 +153,7 @@ protected:
   }
 
   void reportUnwantedToken(antlr4::Parser *parser) override {
-    if (inErrorRecoveryMode(parser))
+    if (inErrorRecoveryMode(parser) || quiet_)
       return;
     beginErrorCondition(parser);
     antlr4::Token *token = parser->getCurrentToken();
@@ -163,7 +163,7 @@ protected:
   }
 
   void reportMissingToken(antlr4::Parser *parser) override {
-    if (inErrorRecoveryMode(parser))
+    if (inErrorRecoveryMode(parser) || quiet_)
       return;
     beginErrorCondition(parser);
     report(parser, parser->getCurrentToken(), expectedOf(parser, getExpectedTokens(parser)));
@@ -172,8 +172,19 @@ protected:
 private:
   void report(antlr4::Parser *parser, antlr4::Token *offending, const std::string &expected) {
     beginErrorCondition(parser);
+    if (quiet_)
+      return;
     // A missing terminator belongs right after the previous token, as in clang.
     antlr4::Token *previous = parser->getTokenStream()->LT(-1);
+    // `|x| { let y = ...; y }`: said once, since what follows the brace
+    // cannot parse as anything and would only repeat it.
+    if (offending->getText() == "{" && visibleBefore(parser, offending) == "|") {
+      diag_.error(rangeOf(offending, file_))
+          << "a lambda's body is one expression (|x| x * 2), not a block of statements; for "
+             "statements, write a def and pass its name";
+      quiet_ = true;
+      return;
+    }
     bool terminator = expected == "';'" || expected == "')'" || expected == "']'";
     if (terminator && previous && previous->getLine() != offending->getLine()) {
       diag_.error(after(previous, file_))
@@ -182,6 +193,19 @@ private:
     }
     diag_.error(rangeOf(offending, file_))
         << "expected " << expected << ", found " << describe(offending);
+  }
+
+  /// The text of the last token on the default channel before `token`.
+  static std::string visibleBefore(antlr4::Parser *parser, antlr4::Token *token) {
+    auto *stream = dynamic_cast<antlr4::BufferedTokenStream *>(parser->getTokenStream());
+    if (!stream)
+      return "";
+    for (ssize_t i = ssize_t(token->getTokenIndex()) - 1; i >= 0; --i) {
+      antlr4::Token *t = stream->get(size_t(i));
+      if (t->getChannel() == antlr4::Token::DEFAULT_CHANNEL)
+        return t->getText();
+    }
+    return "";
   }
 
   /// Names a set of expected tokens the way a person would: "an expression"
@@ -227,6 +251,7 @@ private:
 
   DiagnosticEngine &diag_;
   uint32_t file_;
+  bool quiet_ = false; ///< after an error whose cascade would only repeat it
 };
 
 /// The length of the UTF-8 sequence at `text[i]`, or 0 when it is not valid

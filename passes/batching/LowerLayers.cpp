@@ -75,7 +75,8 @@ LoweredValue Lowering::lstmCell(const LayerDecl &decl, const LayerInfo &info, co
     LoweredValue g = sliceOf(gates, k * h, (k + 1) * h, ctx, at);
     if (bias != 0)
       g = elementwise(OpKind::Add,
-                      {g, constant(ConstValue{false, 0, bias}.toString(), ConstValue{false, 0, bias}, types::floatType())},
+                      {g, constant(ConstValue{false, 0, bias}.toString(),
+                                   ConstValue{false, 0, bias}, types::floatType())},
                       h, ctx, at);
     return elementwise(act, {g}, h, ctx, at);
   };

@@ -220,9 +220,9 @@ private:
         TypeRef a = typeOf(op.operands[0]), b = typeOf(op.operands[1]);
         bool matrixVector = a->isTensor() && a->shape.size() == 2 && b->isTensor() &&
                             b->shape.size() == 1 && op.type->shape == std::vector{a->shape[0]};
-        expect(matrixVector || (a->isTensor() && b->isTensor() && !a->shape.empty() &&
-                                b->shape.size() == 2 && a->shape.back() == b->shape[0] &&
-                                op.type->shape.back() == b->shape[1]),
+        expect(matrixVector ||
+                   (a->isTensor() && b->isTensor() && !a->shape.empty() && b->shape.size() == 2 &&
+                    a->shape.back() == b->shape[0] && op.type->shape.back() == b->shape[1]),
                "multiplies shapes that do not chain");
       }
       break;

@@ -3,6 +3,32 @@
 
 namespace foldc {
 
+namespace {
+/// The arguments of the combinators whose arguments are most often missed,
+/// by name (a message says which is missing).
+struct ArgumentNames {
+  Builtin builtin;
+  std::vector<const char *> names;
+};
+const ArgumentNames kArgumentNames[] = {
+    {Builtin::Loop, {"step", "init", "max (the bound: the most iterations)"}},
+    {Builtin::Beam, {"step", "init", "start", "end", "width", "max (the bound: the most steps)"}},
+    {Builtin::Rnn, {"cell", "init", "xs"}},
+    {Builtin::Fold, {"f", "init", "xs"}},
+};
+
+/// ": max (the bound: the most iterations) is missing" when too few were given.
+std::string missingArguments(Builtin builtin, size_t given) {
+  for (const ArgumentNames &entry : kArgumentNames) {
+    if (entry.builtin != builtin || given >= entry.names.size())
+      continue;
+    std::vector<std::string> missing(entry.names.begin() + long(given), entry.names.end());
+    return " (" + listedWithAnd(missing) + (missing.size() == 1 ? " is" : " are") + " missing)";
+  }
+  return "";
+}
+} // namespace
+
 bool TypeChecker::expectArgCount(const BuiltinInfo &info, const std::vector<Arg> &args,
                                  SourceRange range) {
   size_t min = size_t(info.minArgs), max = info.maxArgs < 0 ? SIZE_MAX : size_t(info.maxArgs);
@@ -16,7 +42,8 @@ bool TypeChecker::expectArgCount(const BuiltinInfo &info, const std::vector<Arg>
     error << min << " or more";
   else
     error << min << " to " << max;
-  error << " argument" << (max == 1 ? "" : "s") << ", found " << args.size();
+  error << " argument" << (max == 1 ? "" : "s") << ", found " << args.size()
+        << missingArguments(info.builtin, args.size());
   return false;
 }
 
@@ -560,7 +587,8 @@ TypeRef TypeChecker::checkLoop(std::vector<Arg> &args) {
   if (!expectHostInt(args[2], "the bound of 'loop' (its most iterations)"))
     return types::errorType();
   TypeRef state = args[1].type;
-  TypeRef out = apply(args[0].type, {Arg{state, nullptr, args[0].range}}, args[0].range);
+  // The state is the init's: a mismatch is reported there, not at the step.
+  TypeRef out = apply(args[0].type, {Arg{state, args[1].expr, args[1].range}}, args[0].range);
   if (out->isError())
     return out;
   if (out->kind != TypeKind::Tuple || out->elements.size() != 3 || !isCondition(out->elements[0]) ||
@@ -588,10 +616,18 @@ TypeRef TypeChecker::checkBeam(std::vector<Arg> &args) {
     if (!expectHostInt(args[i], roles[i]))
       return types::errorType();
   TypeRef state = args[1].type;
-  TypeRef out =
-      apply(args[0].type,
-            {Arg{state, nullptr, args[0].range}, Arg{types::intType(), nullptr, args[0].range}},
-            args[0].range);
+  const TypeRef &step = args[0].type;
+  if (step->hasSignature && step->params.size() != 2) {
+    diag_.error(args[0].range) << "the step of 'beam' takes the state and the previous token "
+                               << "(state, int), found a block of " << step->params.size()
+                               << " parameter" << (step->params.size() == 1 ? "" : "s")
+                               << (step->params.size() == 1 ? ": add the token, an int" : "");
+    return types::errorType();
+  }
+  TypeRef out = apply(
+      step,
+      {Arg{state, args[1].expr, args[1].range}, Arg{types::intType(), nullptr, args[0].range}},
+      args[0].range);
   if (out->isError())
     return out;
   if (out->kind != TypeKind::Tuple || out->elements.size() != 2 || !out->elements[0]->isTensor() ||

@@ -52,7 +52,7 @@ struct LayerInfo {
   long long in = 0, out = 0; ///< fc/lstm/gru: in -> out; embedding: rows, width
   Activation activation = Activation::None;
   double forgetBias = 0; ///< lstm's `forget_bias:`: added to the forget gate before its sigmoid
-  TypeRef blockType; ///< e.g. (f32[300]) -> f32[150]
+  TypeRef blockType;     ///< e.g. (f32[300]) -> f32[150]
   TrainingOptions training;
   struct Param {
     std::string name; ///< "W", "b", "E", "U"

@@ -161,8 +161,8 @@ inline void requireSameLength(const char *what, int line, size_t xs, size_t ys) 
 
 /// `zip(xs, ys)`: the pairs of lists of one length.
 template <class A, class B>
-std::vector<std::tuple<typename A::value_type, typename B::value_type>>
-zip(const A &xs, const B &ys, int line) {
+std::vector<std::tuple<typename A::value_type, typename B::value_type>> zip(const A &xs,
+                                                                            const B &ys, int line) {
   requireSameLength("zip", line, xs.size(), ys.size());
   std::vector<std::tuple<typename A::value_type, typename B::value_type>> out;
   for (size_t i = 0; i < xs.size(); ++i)

@@ -157,9 +157,8 @@ VectorsReport loadVectors(Param &table, const std::string &vectorsFile,
     throw DataError(vectorsFile + ": no vectors in it (expected lines of a word and " +
                     std::to_string(width) + " numbers)");
   if (report.found == 0)
-    throw DataError(vectorsFile + ": none of its " + std::to_string(seen.size()) +
-                    " words is in " + vocabularyFile +
-                    " (a vectors file for another vocabulary, or other casing?)");
+    throw DataError(vectorsFile + ": none of its " + std::to_string(seen.size()) + " words is in " +
+                    vocabularyFile + " (a vectors file for another vocabulary, or other casing?)");
   for (size_t id = 0; id < foundOn.size(); ++id)
     if (foundOn[id])
       std::copy_n(staged.begin() + int64_t(id) * width, width,

@@ -21,8 +21,8 @@
 #include <numeric>
 #include <optional>
 #include <random>
-#include <type_traits>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace foldc::rt::python {
@@ -49,9 +49,8 @@ inline std::vector<nlohmann::json> jsonValues(const py::iterable &examples, bool
   long index = 0;
   for (const py::handle &example : examples) {
     if (py::isinstance<py::str>(example))
-      values.push_back(
-          parseJson(JsonFromPython(index).convert(example).get<std::string>(),
-                    JsonPath(kExampleFile, index)));
+      values.push_back(parseJson(JsonFromPython(index).convert(example).get<std::string>(),
+                                 JsonPath(kExampleFile, index)));
     else
       values.push_back(JsonFromPython(index).convert(example));
     ++index;
