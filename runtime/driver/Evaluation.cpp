@@ -39,10 +39,13 @@ int check(Session &session) {
   GradientCheck c = located(session, data, all, [&] {
     return session.model.checkGradients(data.set, all, session.options.step);
   });
-  nlohmann::json report = {
-      {"probes", c.probes},    {"failures", c.failures},
-      {"kinks", c.kinks},      {"worst", c.worst},
-      {"worst_at", c.worstAt}, {"batched_equals_unbatched", c.batchedEqualsUnbatched}};
+  nlohmann::json report = {{"probes", c.probes},
+                           {"failures", c.failures},
+                           {"kinks", c.kinks},
+                           {"decisions", c.decisions},
+                           {"worst", c.worst},
+                           {"worst_at", c.worstAt},
+                           {"batched_equals_unbatched", c.batchedEqualsUnbatched}};
   if (!c.batchedEqualsUnbatched)
     report["mismatch_at"] = c.mismatchAt;
   std::cout << report.dump() << std::endl;

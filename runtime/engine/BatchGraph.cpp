@@ -38,6 +38,25 @@ std::span<const ValueRef> BatchGraph::args(int32_t id) const {
   return {args_.data() + inst.firstArg, size_t(inst.argCount)};
 }
 
+uint64_t BatchGraph::path() const {
+  uint64_t hash = 1469598103934665603ull; // FNV-1a
+  auto mix = [&](uint64_t v) {
+    hash ^= v;
+    hash *= 1099511628211ull;
+  };
+  for (const Instance &inst : instances_)
+    mix(reinterpret_cast<uintptr_t>(inst.kernel));
+  for (const ValueRef &a : args_)
+    mix(uint64_t(uint32_t(a.instance)) << 32 | uint32_t(a.output));
+  for (int32_t i : ints_)
+    mix(uint32_t(i));
+  for (const ValueRef &l : losses_)
+    mix(uint64_t(uint32_t(l.instance)) << 32 | uint32_t(l.output));
+  for (const auto &[metric, value] : metrics_)
+    mix(uint64_t(uint32_t(metric)) << 48 ^ uint64_t(uint32_t(value.instance)));
+  return hash;
+}
+
 void BatchGraph::clear() {
   instances_.clear();
   args_.clear();

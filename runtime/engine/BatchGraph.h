@@ -60,6 +60,12 @@ public:
   /// Emits a width-1 value for metric number `metric`.
   void addMetric(int metric, ValueRef value) { metrics_.push_back({metric, value}); }
   void clear();
+  /// A hash of the path unfolding took: every instance's kernel, arguments
+  /// and host ints (ids, labels, tokens), the losses and metrics; not the
+  /// host floats. Two runs of one batch that decided alike (loops stopped
+  /// at the same step, argmax and beam chose the same tokens) give one
+  /// path; a decision that went the other way changes it.
+  uint64_t path() const;
 
   size_t size() const { return instances_.size(); }
   const Instance &instance(int32_t id) const { return instances_[id]; }

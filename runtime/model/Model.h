@@ -168,6 +168,9 @@ public:
 
   ParamStore &params() { return params_; }
   const ParamStore &params() const { return params_; }
+  /// The path the last run's unfolding took (BatchGraph::path): whether two
+  /// runs decided alike.
+  uint64_t lastPath() const { return graph_.path(); }
   /// One kernel per batching key of the batch plan.
   std::span<const std::unique_ptr<Kernel>> kernels() const { return kernels_; }
   const std::vector<std::string> &metricNames() const { return metricNames_; }
