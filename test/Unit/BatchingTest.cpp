@@ -182,6 +182,64 @@ TEST(GradientComparison, ScalesWithTheTensorNotOnlyTheEntry) {
   EXPECT_EQ(firstGradientMismatch({1.0f}, {1.0f, 2.0f}), 1);
 }
 
+// A model written by hand for checkGradients: loss = w0^2 + w1 * (w2 > 0 ?
+// 1 : -1), whose branch is a "decision" (its path changes when w2 crosses
+// 0), and whose reported gradient of w0 can be made wrong on purpose.
+class HandModel {
+public:
+  using Batch = int;
+  explicit HandModel(bool wrongGradient) : wrong_(wrongGradient) {
+    params_.add("w", {3}, InitSpec{});
+    params_.at(0).value = {0.5f, 0.25f, 0.004f};
+  }
+  BatchResult eval(Batch, const RunOptions & = {}) {
+    const std::vector<float> &w = params_.at(0).value;
+    path_ = w[2] > 0 ? 1 : 2;
+    BatchResult r;
+    r.examples = 1;
+    r.loss = double(w[0]) * w[0] + double(w[1]) * (w[2] > 0 ? 1 : -1);
+    return r;
+  }
+  BatchResult gradients(Batch batch, const RunOptions &options = {}) {
+    params_.zeroGrads();
+    BatchResult r = eval(batch, options);
+    const std::vector<float> &w = params_.at(0).value;
+    std::span<float> g = params_.at(0).grad;
+    g[0] = (wrong_ ? 3 : 2) * w[0];
+    g[1] = w[2] > 0 ? 1 : -1;
+    g[2] = 0;
+    return r;
+  }
+  ParamStore &params() { return params_; }
+  const std::vector<std::string> &metricNames() const { return metrics_; }
+  uint64_t lastPath() const { return path_; }
+
+private:
+  bool wrong_;
+  ParamStore params_;
+  std::vector<std::string> metrics_;
+  uint64_t path_ = 0;
+};
+
+// w2 = 0.004 is within the default step 0.01 of the branch: its probe
+// crosses the decision and is counted apart; the gradients pass.
+TEST(GradientCheckDecisions, AProbeThatCrossesADecisionIsCountedApart) {
+  HandModel model(false);
+  GradientCheck check = checkGradients(model, 0, 0.01);
+  EXPECT_EQ(check.decisions, 1);
+  EXPECT_EQ(check.failures, 0);
+  EXPECT_TRUE(check.passed());
+}
+
+// A wrong gradient still fails, decisions or not.
+TEST(GradientCheckDecisions, AWrongGradientStillFails) {
+  HandModel model(true);
+  GradientCheck check = checkGradients(model, 0, 0.01);
+  EXPECT_EQ(check.failures, 1);
+  EXPECT_EQ(check.worstAt, "w[0]");
+  EXPECT_FALSE(check.passed());
+}
+
 TEST(Executor, OnlyRootsRunsWhatTheOutputsNeed) {
   UnfoldedForest forest(9);
   auto &[params, model, graph, rootIds] = forest;
