@@ -119,7 +119,8 @@ TEST(Builtins, PropertiesComeFromTheRows) {
     }
   }
   EXPECT_EQ(layerKindInfo(LayerKind::FullyConnected).option, Option::Act);
-  EXPECT_EQ(layerKindInfo(LayerKind::LSTM).option, std::nullopt);
+  EXPECT_EQ(layerKindInfo(LayerKind::LSTM).option, Option::ForgetBias);
+  EXPECT_EQ(layerKindInfo(LayerKind::GRU).option, std::nullopt);
   EXPECT_EQ(optionNamed("lr_scale"), Option::LrScale);
   EXPECT_EQ(optionInfo(Option::Axis).takenBy, OptionTakenBy::AxisCalls);
 }

@@ -58,11 +58,11 @@ TEST_F(Vectors, MalformedFilesAreLocatedErrors) {
   write("short.txt", "the 1 2\ncat 1\n");
   EXPECT_EQ(errorOf("short.txt"), path("short.txt") +
                                       ":2: expected a word and 2 numbers (the width of 'words.E'), "
-                                      "found 2 fields");
+                                      "found 'cat' and 1 number");
   write("wide.txt", "the 1 2 3\ncat 1 2 3\n");
   EXPECT_EQ(errorOf("wide.txt"), path("wide.txt") +
                                      ":1: expected a word and 2 numbers (the width of 'words.E'), "
-                                     "found 3 numbers");
+                                     "found 'the' and 3 numbers");
   write("header.txt", "2 3\nthe 1 2 3\n");
   EXPECT_EQ(errorOf("header.txt"), path("header.txt") + ":1: word2vec header: vectors of 3 "
                                                         "numbers, but 'words.E' rows have 2");
