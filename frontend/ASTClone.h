@@ -21,6 +21,10 @@ public:
   /// What a free name becomes; null keeps it.
   using Replace = std::function<ExprPtr(const NameExpr &)>;
   explicit ASTCloner(Replace replace) : replace_(std::move(replace)) { scopes_.emplace_back(); }
+  /// A cloner that replaces no name: an exact copy.
+  static ASTCloner exact() {
+    return ASTCloner([](const NameExpr &) { return nullptr; });
+  }
 
   ExprPtr expr(const Expr &e);
   TypeExprPtr type(const TypeExpr &t);

@@ -259,16 +259,19 @@ private:
         expandInner(instance, *inner, bound, copy, out);
     auto apply = copy.function(*layer.apply, instance.path, instance.nameRange,
                                [](const Stmt &s) { return !isa<LayerStmt>(&s); });
+    // The options are written where the instance is made: copied verbatim,
+    // never renamed by this definition's constants.
+    ASTCloner verbatim = ASTCloner::exact();
     if (auto init = bound.options.find(Option::Init); init != bound.options.end())
       for (StmtPtr &s : apply->body)
         if (s->kind() == StmtKind::Param && !static_cast<ParamStmt &>(*s).param.init)
-          static_cast<ParamStmt &>(*s).param.init = copy.expr(*init->second->value);
+          static_cast<ParamStmt &>(*s).param.init = verbatim.expr(*init->second->value);
     apply->instance = std::make_unique<InstanceOrigin>();
     apply->instance->layer = layer.name;
     apply->instance->made = instance.nameRange;
     for (const auto &[option, arg] : bound.options)
       if (option != Option::Init)
-        apply->instance->options.push_back(copy.argument(*arg));
+        apply->instance->options.push_back(verbatim.argument(*arg));
     out.push_back(std::move(apply));
   }
 
@@ -282,7 +285,7 @@ private:
                                                     const LayerConstant &constant,
                                                     const Expr *given, ASTCloner &copy,
                                                     std::vector<DeclPtr> &out) {
-    ASTCloner verbatim([](const NameExpr &) { return nullptr; });
+    ASTCloner verbatim = ASTCloner::exact();
     std::string path = instance.path + "." + constant.name;
     switch (constant.kind) {
     case LayerConstantKind::Int:
@@ -307,9 +310,7 @@ private:
         activation->activation == Activation::None)
       return identityBlock;
     auto shared = std::shared_ptr<const Expr>(verbatim.expr(value));
-    return [shared](SourceRange) {
-      return ASTCloner([](const NameExpr &) { return nullptr; }).expr(*shared);
-    };
+    return [shared](SourceRange) { return ASTCloner::exact().expr(*shared); };
   }
 
   /// A layer the instance is made of: a built-in layer's declaration, or
@@ -325,18 +326,21 @@ private:
       return;
     }
     if (auto *call = dyn_cast<CallExpr>(constructor.get())) {
+      // The constructor is copied already, and the options it inherits are
+      // written where the enclosing instance is made: no more renaming.
+      ASTCloner verbatim = ASTCloner::exact();
       std::vector<Argument> args;
       for (const Argument &a : call->args)
-        args.push_back(copy.argument(a));
+        args.push_back(verbatim.argument(a));
       for (const auto &[option, arg] : bound.options) {
         bool written = false;
         for (const Argument &a : call->args)
           written |= optionNamed(a.name) == option;
         if (option != Option::Init && !written)
-          args.push_back(copy.argument(*arg));
+          args.push_back(verbatim.argument(*arg));
       }
       constructor =
-          std::make_unique<CallExpr>(call->range(), copy.expr(*call->callee), std::move(args));
+          std::make_unique<CallExpr>(call->range(), verbatim.expr(*call->callee), std::move(args));
     }
     out.push_back(
         std::make_unique<LayerDecl>(inner.range(), path, inner.nameRange, std::move(constructor)));
