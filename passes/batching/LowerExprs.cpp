@@ -657,27 +657,24 @@ LoweredValue Lowering::hostIf(const LoweredValue &cond, const std::string &text,
   return branchResult(ctx.steps->back().target, type);
 }
 
+/// A name followed by tuple elements (`ws.0`): evaluated lazily, it computes nothing.
+static bool isNamePath(const Expr &e) {
+  if (auto *member = dyn_cast<MemberExpr>(&e))
+    return isNamePath(*member->base);
+  return isa<NameExpr>(&e);
+}
+
 std::optional<LoweredValue> Lowering::paramOf(const Expr &e, Context &ctx) {
-  switch (e.kind()) {
-  case ExprKind::Name:
-    break;
-  case ExprKind::Member:
-    if (!paramOf(*static_cast<const MemberExpr &>(e).base, ctx) &&
-        !isa<NameExpr>(static_cast<const MemberExpr &>(e).base.get()))
-      return std::nullopt;
-    break;
-  case ExprKind::Slice:
-  case ExprKind::Subscripts: {
+  if (isa<SliceExpr>(&e) || isa<SubscriptsExpr>(&e)) { // columns of a parameter
     auto ranges = program_.tensorSubscripts.find(&e);
     std::optional<LoweredValue> base = paramOf(subscriptedBase(e), ctx);
     if (!base || ranges == program_.tensorSubscripts.end() ||
         !selectsColumns(*base, ranges->second))
       return std::nullopt;
-    break;
+    return columnsOf(*base, ranges->second[0], program_.typeOf(e));
   }
-  default:
+  if (!isNamePath(e))
     return std::nullopt;
-  }
   LoweredValue v = evalLazy(e, ctx);
   if (v.kind != LoweredValue::Kind::Param)
     return std::nullopt;
