@@ -21,7 +21,8 @@ packages=(
   libopenmpi-dev openmpi-bin                          # data-parallel training (mpirun)
   pybind11-dev python3-pybind11 python3-dev python3-numpy  # a model as a Python module (PYTHON)
   python3-pytest                                      # the Python module's tests
-  libcpp-httplib-dev pkg-config                       # NAME_driver serve, bench/serve_load
+  libboost-dev                                        # NAME_driver serve (Beast, Asio)
+  libcpp-httplib-dev pkg-config                       # bench/serve_load's HTTP client
 )
 # `install-deps.sh --bench` adds what only the benchmarks' peers need.
 if [ "${1:-}" = --bench ]; then

@@ -86,12 +86,12 @@ threads_and_interleaving() {  # DIR SANITIZE TESTS RUNTIME [CMAKE OPTIONS...]
 
 if [ "$quick" = threads ]; then
   threads_and_interleaving build-sanitize address,undefined \
-    "serve|serve-faults|threads|seq2seq|deep-decisions" "$($CXX -print-file-name=libasan.so)"
+    "serve|serve-faults|serve-hostile|threads|seq2seq|deep-decisions" "$($CXX -print-file-name=libasan.so)"
   # Not deep-decisions: TSan's own unwinder fails a check on data 10^5
   # levels deep (and then hangs), whatever the program does. Drivers without
   # MPI: Open MPI's uninstrumented threads (libevent, PMIx) report races of
   # their own even in a run without mpirun.
-  threads_and_interleaving build-tsan thread "serve|serve-faults|threads|seq2seq" \
+  threads_and_interleaving build-tsan thread "serve|serve-faults|serve-hostile|threads|seq2seq" \
     "$($CXX -print-file-name=libtsan.so)" -DFOLDC_MPI=OFF
   echo "sanitize --threads: all passed"
   exit

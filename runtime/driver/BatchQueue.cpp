@@ -24,22 +24,32 @@ void BatchQueue::close() {
   changed_.notify_all();
 }
 
-std::optional<std::future<std::vector<Outcome>>> BatchQueue::submit(std::vector<Item> items) {
+bool BatchQueue::submit(std::vector<Item> items, Done done) {
+  if (items.empty()) {
+    done({});
+    return true;
+  }
   auto request = std::make_shared<Request>();
   request->outcomes.resize(items.size());
   request->remaining = items.size();
-  std::future<std::vector<Outcome>> result = request->done.get_future();
-  if (items.empty()) {
-    request->done.set_value({});
-    return result;
-  }
+  request->done = std::move(done);
   std::lock_guard lock(mutex_);
   if (closed_ || queue_.size() + items.size() > limits_.maxQueued)
-    return std::nullopt;
+    return false;
   auto now = std::chrono::steady_clock::now();
   for (size_t i = 0; i < items.size(); ++i)
     queue_.push_back({std::move(items[i]), request, i, now});
   changed_.notify_all();
+  return true;
+}
+
+std::optional<std::future<std::vector<Outcome>>> BatchQueue::submit(std::vector<Item> items) {
+  auto promise = std::make_shared<std::promise<std::vector<Outcome>>>();
+  std::future<std::vector<Outcome>> result = promise->get_future();
+  if (!submit(std::move(items), [promise](std::vector<Outcome> outcomes) {
+        promise->set_value(std::move(outcomes));
+      }))
+    return std::nullopt;
   return result;
 }
 
@@ -92,7 +102,7 @@ void BatchQueue::loop() {
       Request &request = *batch[i].request;
       request.outcomes[batch[i].position] = std::move(outcomes[i]);
       if (--request.remaining == 0)
-        request.done.set_value(std::move(request.outcomes));
+        request.done(std::move(request.outcomes));
     }
   }
 }

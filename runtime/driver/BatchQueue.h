@@ -48,9 +48,14 @@ public:
   BatchQueue(const BatchQueue &) = delete;
   BatchQueue &operator=(const BatchQueue &) = delete;
 
-  /// Queues `items` as one request; the future gives their outcomes in order
-  /// once all have run (they may be split over batches). Nullopt when the
-  /// queue is full or closed.
+  /// Is given a request's outcomes, in order, on the batching thread.
+  using Done = std::function<void(std::vector<Outcome>)>;
+
+  /// Queues `items` as one request; `done` gets their outcomes once all have
+  /// run (they may be split over batches). False, and `done` never called,
+  /// when the queue is full or closed.
+  bool submit(std::vector<Item> items, Done done);
+  /// submit(), the outcomes given by a future. Nullopt when full or closed.
   std::optional<std::future<std::vector<Outcome>>> submit(std::vector<Item> items);
   /// Refuses new requests; what is queued still runs.
   void close();
@@ -59,7 +64,7 @@ private:
   struct Request {
     std::vector<Outcome> outcomes;
     size_t remaining = 0;
-    std::promise<std::vector<Outcome>> done;
+    Done done;
   };
   struct Entry {
     Item item;

@@ -241,13 +241,34 @@ CLI::App *addServeCommand(CLI::App &app, DriverOptions &options) {
       ->add_option("--max-body-bytes", options.maxBodyBytes,
                    "larger request bodies get 413 (default 1048576)")
       ->check(kUnsigned & CLI::Range(1L, 1L << 30));
-  serve->add_option("--http-threads", options.httpThreads, "requests handled at once (default 96)")
+  serve
+      ->add_option("--http-threads", options.httpThreads,
+                   "threads reading request bodies and writing answers; waiting clients hold "
+                   "none (default 4)")
       ->check(kUnsigned & CLI::Range(1, 4096));
   serve
+      ->add_option("--max-connections", options.maxConnections,
+                   "connections open at once; beyond, a new one gets 503 (default 10000)")
+      ->check(kUnsigned & CLI::Range(1L, 1L << 24));
+  serve
       ->add_option("--read-timeout-ms", options.readTimeoutMs,
-                   "disconnect a client that sends or takes nothing for this long while a "
-                   "request or its answer is under way (default 5000)")
+                   "a client that sends or takes nothing for this long while a request or its "
+                   "answer is under way gets 408 and is disconnected (default 5000)")
       ->check(kUnsigned & CLI::Range(1L, 3600L * 1000));
+  serve
+      ->add_option("--request-timeout-ms", options.requestTimeoutMs,
+                   "a request must arrive whole within this time of its first byte "
+                   "(default 30000)")
+      ->check(kUnsigned & CLI::Range(1L, 3600L * 1000));
+  serve
+      ->add_option("--idle-timeout-ms", options.idleTimeoutMs,
+                   "a connection waits this long for its next request (default 10000)")
+      ->check(kUnsigned & CLI::Range(1L, 3600L * 1000));
+  serve
+      ->add_option("--drain-ms", options.drainMs,
+                   "after SIGTERM, open connections are kept this long, answering 503 "
+                   "(default 1000)")
+      ->check(kUnsigned & CLI::Range(0L, 3600L * 1000));
   serve->add_option("--threads", options.threads, "threads for the model's GEMMs (default 1)")
       ->check(kUnsigned & CLI::Range(1, 1024));
   serve->add_flag("--no-batching", options.noBatching, "run every instance alone (the baseline)");

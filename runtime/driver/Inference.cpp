@@ -203,8 +203,12 @@ int serve(Session &session) {
   o.limits = batchLimits(options);
   o.maxBodyBytes = size_t(options.maxBodyBytes);
   o.threads = options.httpThreads;
+  o.maxConnections = size_t(options.maxConnections);
   o.readTimeoutMs = options.readTimeoutMs;
-  int status = serveHttp(
+  o.requestTimeoutMs = options.requestTimeoutMs;
+  o.idleTimeoutMs = options.idleTimeoutMs;
+  o.drainMs = options.drainMs;
+  serveHttp(
       o,
       [&session](const nlohmann::json &value, const JsonPath &at) {
         return session.model.parseExample(value, at);
@@ -215,8 +219,6 @@ int serve(Session &session) {
                   << o.limits.maxBatch << ", waiting at most " << o.limits.maxWait.count() << " us)"
                   << std::endl;
       });
-  if (status != 0)
-    throw std::runtime_error("cannot listen on " + o.host + ":" + std::to_string(o.port));
   std::cerr << "stopped: every request in flight was answered" << std::endl;
   return 0;
 }

@@ -37,8 +37,12 @@ struct DriverOptions {
   long maxWaitMicros = 2000;
   long maxQueue = 4096;
   long maxBodyBytes = 1 << 20;
-  int httpThreads = 96;
+  int httpThreads = 4;
+  long maxConnections = 10000;
   long readTimeoutMs = 5000; ///< serve: a client silent this long is disconnected
+  long requestTimeoutMs = 30000;
+  long idleTimeoutMs = 10000;
+  long drainMs = 1000;
 };
 
 /// `LAYER=FILE` as {LAYER, FILE}, split at the first '=' (FILE is empty

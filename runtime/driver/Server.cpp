@@ -1,129 +1,246 @@
-// The HTTP server of `NAME_driver serve` (see Server.h).
+// The HTTP server of `NAME_driver serve` (see Server.h): one event loop
+// (Boost.Asio) holds every connection, a few threads read request bodies and
+// write answers, and one thread runs the batches (BatchQueue).
 #include "runtime/driver/Server.h"
 
+#include "runtime/driver/HttpConnection.h"
+#include "runtime/driver/RequestWorkers.h"
 #include "runtime/driver/ServeMetrics.h"
-#include "runtime/support/Threads.h"
 
-#include <httplib.h>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/signal_set.hpp>
 
-#include <atomic>
-#include <chrono>
 #include <csignal>
-#include <cstdlib>
-#include <deque>
-#include <sys/socket.h>
+#include <sys/resource.h>
+#include <unordered_set>
 
 namespace foldc::rt {
 
+namespace asio = boost::asio;
+namespace bhttp = boost::beast::http;
+using boost::system::error_code;
+using http::Answer;
+using http::jsonAnswer;
+
 namespace {
 
-/// httplib's worker pool, on threads with large stacks: reading an example
-/// recurses once per level of its data, and a deep tree is data like any
-/// other (the driver's own threads have 1 GiB stacks for the same reason).
-class LargeStackPool : public httplib::TaskQueue {
-public:
-  explicit LargeStackPool(int threads) {
-    supervisor_ = std::thread(
-        [this, threads] { onThreads(size_t(256) << 20, threads, [this](int) { work(); }); });
+/// Open files allowed to the process: raised to the hard limit, since every
+/// connection is one. A few are kept for the model's own files.
+size_t connectionsAllowed(size_t wanted) {
+  rlimit files{};
+  if (getrlimit(RLIMIT_NOFILE, &files) != 0)
+    return wanted;
+  if (files.rlim_cur < files.rlim_max) {
+    files.rlim_cur = files.rlim_max;
+    setrlimit(RLIMIT_NOFILE, &files);
+    getrlimit(RLIMIT_NOFILE, &files);
   }
-  ~LargeStackPool() override { shutdown(); }
-
-  void enqueue(std::function<void()> task) override {
-    std::lock_guard lock(mutex_);
-    tasks_.push_back(std::move(task));
-    changed_.notify_one();
-  }
-  /// Runs what is queued, then ends the workers.
-  void shutdown() override {
-    {
-      std::lock_guard lock(mutex_);
-      stopping_ = true;
-      changed_.notify_all();
-    }
-    if (supervisor_.joinable())
-      supervisor_.join();
-  }
-
-private:
-  void work() {
-    for (;;) {
-      std::function<void()> task;
-      {
-        std::unique_lock lock(mutex_);
-        changed_.wait(lock, [&] { return stopping_ || !tasks_.empty(); });
-        if (tasks_.empty())
-          return;
-        task = std::move(tasks_.front());
-        tasks_.pop_front();
-      }
-      task();
-    }
-  }
-
-  std::mutex mutex_;
-  std::condition_variable changed_;
-  std::deque<std::function<void()>> tasks_;
-  bool stopping_ = false;
-  std::thread supervisor_;
-};
-
-/// Set by SIGTERM or SIGINT (async-signal-safe); a watcher stops the server.
-std::atomic<bool> stopRequested{false};
-extern "C" void requestStop(int) { stopRequested.store(true); }
-
-/// SIGTERM and SIGINT stop the server while it runs; the previous handlers
-/// come back after.
-class StopOnSignals {
-public:
-  StopOnSignals() {
-    stopRequested.store(false);
-    previousTerm_ = std::signal(SIGTERM, requestStop);
-    previousInt_ = std::signal(SIGINT, requestStop);
-  }
-  ~StopOnSignals() {
-    std::signal(SIGTERM, previousTerm_);
-    std::signal(SIGINT, previousInt_);
-  }
-
-private:
-  void (*previousTerm_)(int);
-  void (*previousInt_)(int);
-};
-
-void reply(httplib::Response &res, int status, const nlohmann::json &body) {
-  res.status = status;
-  // Messages quote what the client sent: bytes that are not UTF-8 are replaced.
-  res.set_content(body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n",
-                  "application/json");
+  constexpr rlim_t kReserved = 64;
+  if (files.rlim_cur == RLIM_INFINITY || files.rlim_cur <= kReserved)
+    return wanted;
+  return std::min(wanted, size_t(files.rlim_cur - kReserved));
 }
 
-/// POST /infer.
-void infer(const std::string &text, httplib::Response &res, const ParseExample &parse,
-           BatchQueue &queue, ServeMetrics &metrics) {
+Answer textAnswer(std::string text, std::string contentType = "text/plain") {
+  Answer answer;
+  answer.body = std::move(text);
+  answer.contentType = std::move(contentType);
+  return answer;
+}
+
+class HttpServer final : public http::ConnectionHost {
+public:
+  HttpServer(const ServeOptions &options, ParseExample parse, BatchQueue::RunBatch run)
+      : options_(options), parse_(std::move(parse)),
+        queue_(std::move(run), options.limits, [this](size_t size) { metrics_.countBatch(size); }),
+        workers_(options.threads), acceptor_(io_), signals_(io_, SIGTERM, SIGINT),
+        retryAccept_(io_) {}
+
+  /// Binds the address; an error message when it cannot.
+  std::string bind(int &port);
+  /// Serves until SIGTERM or SIGINT and the drain after it.
+  void run();
+
+  const ServeOptions &options() const override { return options_; }
+  bool stopping() const override { return stopping_; }
+  http::Clock::time_point drainEnd() const override { return drainEnd_; }
+  void handle(http::Request request, Reply reply) override;
+  void answered(int status) override { metrics_.countResponse(status); }
+  void closed(http::Connection &connection) override { connections_.erase(&connection); }
+
+private:
+  void accept();
+  void stop();
+  /// POST /infer, on a request thread.
+  void infer(const std::string &text, const Reply &reply);
+  /// Sends an answer from a worker (or the batching thread) back to the loop.
+  Reply onLoop(Reply reply);
+
+  const ServeOptions &options_;
+  ParseExample parse_;
+  ServeMetrics metrics_;
+  BatchQueue queue_;
+  RequestWorkers workers_;
+  asio::io_context io_{1};
+  asio::ip::tcp::acceptor acceptor_;
+  asio::signal_set signals_;
+  asio::steady_timer retryAccept_;
+  std::unordered_set<http::Connection *> connections_;
+  size_t maxConnections_ = 0;
+  bool stopping_ = false;
+  http::Clock::time_point drainEnd_;
+};
+
+std::string HttpServer::bind(int &port) {
+  error_code ec;
+  asio::ip::address address = asio::ip::make_address(options_.host, ec);
+  if (ec)
+    return "'" + options_.host + "' is not an IP address";
+  asio::ip::tcp::endpoint at(address, static_cast<unsigned short>(port));
+  acceptor_.open(at.protocol(), ec);
+  // SO_REUSEADDR (not SO_REUSEPORT): a restart binds past connections in
+  // TIME_WAIT, and a second server on a port in use fails here.
+  if (!ec)
+    acceptor_.set_option(asio::socket_base::reuse_address(true), ec);
+  if (!ec)
+    acceptor_.bind(at, ec);
+  if (!ec)
+    acceptor_.listen(asio::socket_base::max_listen_connections, ec);
+  if (ec)
+    return ec.message();
+  port = acceptor_.local_endpoint().port();
+  maxConnections_ = connectionsAllowed(options_.maxConnections);
+  return "";
+}
+
+void HttpServer::run() {
+  signals_.async_wait([this](error_code ec, int) {
+    if (!ec)
+      stop();
+  });
+  accept();
+  io_.run();
+  queue_.close();
+}
+
+void HttpServer::accept() {
+  acceptor_.async_accept([this](error_code ec, asio::ip::tcp::socket socket) {
+    if (stopping_)
+      return;
+    if (ec) { // out of files, most likely: try again shortly, without spinning
+      retryAccept_.expires_after(std::chrono::milliseconds(50));
+      retryAccept_.async_wait([this](error_code) {
+        if (!stopping_)
+          accept();
+      });
+      return;
+    }
+    auto connection = std::make_shared<http::Connection>(std::move(socket), *this);
+    bool full = connections_.size() >= maxConnections_;
+    connections_.insert(connection.get());
+    if (full) {
+      connection->refuse(
+          jsonAnswer(503, {{"error", "too many connections (--max-connections " +
+                                         std::to_string(maxConnections_) + "); try again later"}}));
+    } else {
+      connection->start();
+    }
+    accept();
+  });
+}
+
+void HttpServer::stop() {
+  stopping_ = true;
+  drainEnd_ = http::Clock::now() + std::chrono::milliseconds(options_.drainMs);
+  error_code ignored;
+  acceptor_.close(ignored);
+  retryAccept_.cancel();
+  // A second signal ends the process the usual way.
+  signals_.clear(ignored);
+  for (http::Connection *connection : connections_)
+    connection->drain();
+}
+
+http::ConnectionHost::Reply HttpServer::onLoop(Reply reply) {
+  // The loop runs until the answer is written, even once every client is idle.
+  auto guard = std::make_shared<asio::executor_work_guard<asio::io_context::executor_type>>(
+      io_.get_executor());
+  return [reply = std::move(reply), guard](Answer answer) {
+    reply(std::move(answer));
+    guard->reset();
+  };
+}
+
+void HttpServer::handle(http::Request request, Reply reply) {
+  std::string_view target(request.target().data(), request.target().size());
+  std::string_view path = target.substr(0, target.find('?'));
+  auto only = [&](bhttp::verb verb, const char *name) {
+    if (request.method() == verb)
+      return true;
+    Answer refused = jsonAnswer(405, {{"error", std::string(path) + " answers " + name + " only"}});
+    refused.headers.emplace_back("Allow", name);
+    reply(std::move(refused));
+    return false;
+  };
+  if (path == "/healthz") {
+    if (only(bhttp::verb::get, "GET"))
+      reply(textAnswer("ok\n"));
+  } else if (path == "/metrics") {
+    if (only(bhttp::verb::get, "GET"))
+      reply(textAnswer(metrics_.text(), "text/plain; version=0.0.4"));
+  } else if (path == "/infer") {
+    if (!only(bhttp::verb::post, "POST"))
+      return;
+    if (boost::beast::iequals(request[bhttp::field::content_type].substr(0, 10), "multipart/"))
+      return reply(
+          jsonAnswer(415, {{"error", "body: a multipart form; send the JSON itself as the body "
+                                     "(Content-Type: application/json)"}}));
+    workers_.enqueue([this, text = std::move(request.body()), reply = onLoop(std::move(reply))] {
+      infer(text, reply);
+    });
+  } else {
+    reply(jsonAnswer(404, {{"error", "no endpoint " + std::string(path) +
+                                         ": serve answers POST /infer, GET /healthz and "
+                                         "GET /metrics"}}));
+  }
+}
+
+void HttpServer::infer(const std::string &text, const Reply &reply) {
   auto begin = std::chrono::steady_clock::now();
   RequestBody body;
   try {
-    body = parseRequestBody(text, parse);
+    body = parseRequestBody(text, parse_);
   } catch (const DataError &e) {
-    return reply(res, 400, {{"error", e.what()}});
+    return reply(jsonAnswer(400, {{"error", e.what()}}));
+  } catch (const std::exception &e) { // out of memory: this request fails, not the server
+    return reply(jsonAnswer(500, {{"error", std::string("body: ") + e.what()}}));
   }
-  bool many = body.many;
   size_t count = body.examples.size();
-  auto pending = queue.submit(std::move(body.examples));
-  if (!pending)
-    return reply(res, 503, {{"error", "the queue is full (--max-queue); try again later"}});
-  std::vector<Outcome> outcomes = pending->get();
-  nlohmann::json answers = nlohmann::json::array();
-  for (size_t i = 0; i < outcomes.size(); ++i) {
-    if (!outcomes[i].output)
-      return reply(res, 400,
-                   {{"error", "body: " + (many ? "[" + std::to_string(i) + "]: " : std::string()) +
-                                  outcomes[i].error}});
-    answers.push_back({{"output", std::move(*outcomes[i].output)}});
-  }
-  metrics.countRequest(
-      count, std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count());
-  reply(res, 200, many ? answers : answers[0]);
+  if (count > options_.limits.maxQueued)
+    return reply(jsonAnswer(
+        413, {{"error", "body: " + std::to_string(count) + " examples, more than --max-queue " +
+                            std::to_string(options_.limits.maxQueued) +
+                            " can ever hold: send them in smaller requests"}}));
+  bool many = body.many;
+  bool queued = queue_.submit(std::move(body.examples), [=, this](std::vector<Outcome> outcomes) {
+    // The answer is built on a request thread, not the batching one.
+    workers_.enqueue([=, this, outcomes = std::move(outcomes)]() mutable {
+      nlohmann::json answers = nlohmann::json::array();
+      for (size_t i = 0; i < outcomes.size(); ++i) {
+        if (!outcomes[i].output)
+          return reply(jsonAnswer(
+              400, {{"error", "body: " + (many ? "[" + std::to_string(i) + "]: " : std::string()) +
+                                  outcomes[i].error}}));
+        answers.push_back({{"output", std::move(*outcomes[i].output)}});
+      }
+      metrics_.countRequest(
+          count, std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count());
+      reply(jsonAnswer(200, many ? answers : answers[0]));
+    });
+  });
+  if (!queued)
+    reply(jsonAnswer(503, {{"error", "the queue is full (--max-queue); try again later"}}));
 }
 
 } // namespace
@@ -143,79 +260,15 @@ RequestBody parseRequestBody(const std::string &text, const ParseExample &parse)
   return request;
 }
 
-int serveHttp(const ServeOptions &options, ParseExample parse, BatchQueue::RunBatch run,
-              const std::function<void(int)> &onListening) {
-  ServeMetrics metrics;
-  BatchQueue queue(std::move(run), options.limits, [&](size_t size) { metrics.countBatch(size); });
-  httplib::Server server;
-  server.new_task_queue = [&] { return new LargeStackPool(options.threads); };
-  server.set_payload_max_length(options.maxBodyBytes);
-  server.set_read_timeout(options.readTimeoutMs / 1000, options.readTimeoutMs % 1000 * 1000);
-  server.set_write_timeout(options.readTimeoutMs / 1000, options.readTimeoutMs % 1000 * 1000);
-  // A connection waits this long (whole seconds) for its next request.
-  server.set_keep_alive_timeout(std::max(1L, (options.readTimeoutMs + 999) / 1000));
-  server.set_logger([&](const httplib::Request &, const httplib::Response &res) {
-    metrics.countResponse(res.status);
-  });
-  // The body is read through a content reader: cpp-httplib answers 413 to
-  // a body over 8 KB sent as a form (curl -d's and urllib's default type)
-  // when it reads the body itself.
-  server.Post("/infer", [&](const httplib::Request &req, httplib::Response &res,
-                            const httplib::ContentReader &read) {
-    std::string text;
-    bool whole = read([&](const char *data, size_t size) {
-      text.append(data, size);
-      return true;
-    });
-    if (!whole) {
-      bool tooLarge = std::strtoull(req.get_header_value("Content-Length").c_str(), nullptr, 10) >
-                          options.maxBodyBytes ||
-                      text.size() >= options.maxBodyBytes;
-      return tooLarge ? reply(res, 413,
-                              {{"error", "body: larger than --max-body-bytes " +
-                                             std::to_string(options.maxBodyBytes)}})
-                      : reply(res, 400, {{"error", "body: could not be read to its end"}});
-    }
-    infer(text, res, parse, queue, metrics);
-  });
-  server.Get("/healthz", [](const httplib::Request &, httplib::Response &res) {
-    res.set_content("ok\n", "text/plain");
-  });
-  server.Get("/metrics", [&](const httplib::Request &, httplib::Response &res) {
-    res.set_content(metrics.text(), "text/plain; version=0.0.4");
-  });
-  // Small requests answered at once: no Nagle delay (40 ms with delayed ACKs).
-  server.set_tcp_nodelay(true);
-  // The library listens with a backlog of 5: a burst of new clients would
-  // see their connections dropped and retried a second later. The listening
-  // socket is caught as it is made and given the system's largest backlog.
-  int listening = -1;
-  server.set_socket_options([&](socket_t sock) {
-    httplib::default_socket_options(sock);
-    listening = sock;
-  });
+void serveHttp(const ServeOptions &options, ParseExample parse, BatchQueue::RunBatch run,
+               const std::function<void(int)> &onListening) {
+  HttpServer server(options, std::move(parse), std::move(run));
   int port = options.port;
-  if (port == 0)
-    port = server.bind_to_any_port(options.host);
-  else if (!server.bind_to_port(options.host, port))
-    port = -1;
-  if (port < 0)
-    return 1;
-  if (listening >= 0)
-    ::listen(listening, SOMAXCONN);
-  StopOnSignals signals;
-  std::thread watcher([&] {
-    while (!stopRequested.load() && !server.is_running())
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    while (!stopRequested.load())
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    server.stop();
-  });
+  if (std::string error = server.bind(port); !error.empty())
+    throw std::runtime_error("cannot listen on " + options.host + ":" +
+                             std::to_string(options.port) + ": " + error);
   onListening(port);
-  server.listen_after_bind();
-  stopRequested.store(true); // listening failed, or stopped: the watcher ends
-  watcher.join();
-  return 0;
+  server.run();
 }
 
 } // namespace foldc::rt

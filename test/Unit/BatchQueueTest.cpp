@@ -103,6 +103,28 @@ TEST(BatchQueue, AFullQueueRefusesAndAClosedOneToo) {
   EXPECT_FALSE(queue.submit({number(5)}));
 }
 
+TEST(BatchQueue, DoneIsCalledOnceOnTheBatchingThreadAndNeverWhenRefused) {
+  BatchQueue queue(doubled, {4, 1ms, 2});
+  std::promise<std::pair<std::vector<Outcome>, std::thread::id>> answered;
+  std::atomic<int> calls = 0;
+  ASSERT_TRUE(queue.submit({number(3), number(4)}, [&](std::vector<Outcome> outcomes) {
+    ++calls;
+    answered.set_value({std::move(outcomes), std::this_thread::get_id()});
+  }));
+  auto [outcomes, thread] = answered.get_future().get();
+  ASSERT_EQ(outcomes.size(), 2u);
+  EXPECT_EQ(*outcomes[0].output, 6);
+  EXPECT_EQ(*outcomes[1].output, 8);
+  EXPECT_NE(thread, std::this_thread::get_id()) << "the serving threads never wait on a batch";
+  bool refusedCalled = false;
+  EXPECT_FALSE(queue.submit({number(1), number(2), number(3)}, [&](std::vector<Outcome>) {
+    refusedCalled = true;
+  })) << "three examples never fit a queue of two";
+  queue.close();
+  EXPECT_FALSE(refusedCalled);
+  EXPECT_EQ(calls.load(), 1);
+}
+
 TEST(BatchQueue, ClosingStillRunsWhatIsQueued) {
   std::optional<std::future<std::vector<Outcome>>> pending;
   {
