@@ -1,15 +1,19 @@
 // Row-major sgemm: the panel kernel where it applies (PanelGemm.h), else
-// OpenBLAS's CBLAS interface; and the per-pass panels of weights.
+// OpenBLAS's CBLAS interface, single-threaded; with more GEMM threads, C's
+// rows are split among them. And the per-pass panels of weights.
 #include "runtime/engine/Gemm.h"
 
 #include "runtime/engine/GemmClock.h"
 #include "runtime/engine/PanelGemm.h"
+#include "runtime/engine/WorkerPool.h"
 
 #include <cblas.h>
 
 #include <algorithm>
 #include <atomic>
 #include <map>
+#include <memory>
+#include <mutex>
 #include <tuple>
 #include <vector>
 
@@ -20,22 +24,65 @@ namespace foldc::rt {
 
 namespace {
 
-std::atomic<int> gemmThreads{1};
+/// Results must not depend on the thread count: every GEMM is computed by
+/// the same single-threaded kernel, chosen by its shape alone, and more
+/// threads only take parts of C's rows, never of the summed dimension.
+/// Splits fall on multiples of kRowsPerPart, so a row has the same place in
+/// its kernel's row blocks whatever the split.
+constexpr int64_t kRowsPerPart = 64;
 
-/// The panel kernel is one thread's (with more GEMM threads, OpenBLAS's),
-/// and for a full panel or more: a narrow C (a classifier's few classes)
-/// would leave most of its 32 columns idle. (Unused where the kernel is not
-/// built: its callers are behind `if constexpr (kPanelGemmBuilt)`.)
+/// The threads beyond the caller's (setGemmThreads); none with one. One
+/// GEMM uses them at a time: another runs on its own caller's thread.
+std::unique_ptr<WorkerPool> gemmPool;
+std::mutex gemmPoolInUse;
+
+/// Runs `rows(first, last)` over [0, m): in parts on the GEMM threads when
+/// there are rows enough for two parts and the threads are free, else at once.
+template <typename Rows> void splitRows(int64_t m, const Rows &rows) {
+  std::unique_lock inUse(gemmPoolInUse, std::defer_lock);
+  if (!gemmPool || m < 2 * kRowsPerPart || !inUse.try_lock())
+    return rows(0, m);
+  int64_t blocks = (m + kRowsPerPart - 1) / kRowsPerPart;
+  int parts = int(std::min<int64_t>(gemmPool->size(), blocks));
+  gemmPool->run([&](int part) {
+    if (part >= parts)
+      return;
+    int64_t first = blocks * part / parts * kRowsPerPart;
+    int64_t last = std::min(m, blocks * (part + 1) / parts * kRowsPerPart);
+    rows(first, last);
+  });
+}
+
+/// op(A)'s rows from `first` on: rows of A, or its columns when transposed.
+const float *rowsFrom(const float *a, Transpose ta, int64_t lda, int64_t first) {
+  return ta == Transpose::No ? a + first * lda : a + first;
+}
+
+/// The panel kernel is for a full panel or more: a narrow C (a classifier's
+/// few classes) would leave most of its 32 columns idle. (Unused where the
+/// kernel is not built: its callers are behind `if constexpr (kPanelGemmBuilt)`.)
 [[maybe_unused]] bool panelGemmApplies(int64_t n, float beta) {
-  return kPanelGemmBuilt && n >= kPanelWidth && (beta == 0.0f || beta == 1.0f) &&
-         gemmThreads.load(std::memory_order_relaxed) == 1;
+  return kPanelGemmBuilt && n >= kPanelWidth && (beta == 0.0f || beta == 1.0f);
+}
+
+/// panelGemm() with C's rows split over the GEMM threads.
+[[maybe_unused]] void splitPanelGemm(Transpose ta, int64_t m, int64_t n, int64_t k, const float *a,
+                                     int64_t lda, const float *panels, float beta, float *c,
+                                     int64_t ldc) {
+  splitRows(m, [&](int64_t first, int64_t last) {
+    panelGemm(ta, last - first, n, k, rowsFrom(a, ta, lda, first), lda, panels, beta,
+              c + first * ldc, ldc);
+  });
 }
 
 void blasGemm(Transpose ta, Transpose tb, int64_t m, int64_t n, int64_t k, const float *a,
               int64_t lda, const float *b, int64_t ldb, float beta, float *c, int64_t ldc) {
   auto op = [](Transpose t) { return t == Transpose::Yes ? CblasTrans : CblasNoTrans; };
-  cblas_sgemm(CblasRowMajor, op(ta), op(tb), int(m), int(n), int(k), 1.0f, a, int(lda), b, int(ldb),
-              beta, c, int(ldc));
+  splitRows(m, [&](int64_t first, int64_t last) {
+    cblas_sgemm(CblasRowMajor, op(ta), op(tb), int(last - first), int(n), int(k), 1.0f,
+                rowsFrom(a, ta, lda, first), int(lda), b, int(ldb), beta, c + first * ldc,
+                int(ldc));
+  });
 }
 
 /// This thread's weight panels: each packed at most once per WeightPass.
@@ -72,7 +119,7 @@ void gemm(Transpose ta, Transpose tb, int64_t m, int64_t n, int64_t k, const flo
   if constexpr (kPanelGemmBuilt) {
     if (panelGemmApplies(n, beta)) {
       thread_local std::vector<float> scratch;
-      panelGemm(ta, m, n, k, a, lda, panelsOf(tb, k, n, b, ldb, scratch), beta, c, ldc);
+      splitPanelGemm(ta, m, n, k, a, lda, panelsOf(tb, k, n, b, ldb, scratch), beta, c, ldc);
       return;
     }
   }
@@ -91,7 +138,7 @@ void gemmWithWeights(Transpose ta, Transpose tb, int64_t m, int64_t n, int64_t k
         panelsOf(tb, k, n, weights, ldw, entry.panels);
         entry.pass = cache.pass;
       }
-      panelGemm(ta, m, n, k, a, lda, entry.panels.data(), beta, c, ldc);
+      splitPanelGemm(ta, m, n, k, a, lda, entry.panels.data(), beta, c, ldc);
       return;
     }
   }
@@ -111,9 +158,9 @@ WeightPass::WeightPass() {
 WeightPass::~WeightPass() { weightPanels.pass = 0; }
 
 void setGemmThreads(int threads) {
-  threads = std::max(threads, 1);
-  gemmThreads.store(threads, std::memory_order_relaxed);
-  openblas_set_num_threads(threads);
+  openblas_set_num_threads(1); // its threads would split k for some shapes
+  std::lock_guard noGemmRunning(gemmPoolInUse);
+  gemmPool = threads > 1 ? std::make_unique<WorkerPool>(threads) : nullptr;
 }
 
 } // namespace foldc::rt

@@ -9,8 +9,11 @@
 namespace foldc::rt {
 
 void configureProcess(int threads) {
-  Eigen::setNbThreads(threads < 1 ? 1 : threads);
-  setGemmThreads(threads);
+  // Eigen's threaded products choose their blocking of the summed dimension
+  // by the thread count: its own products stay on one thread, so that
+  // results do not depend on the count (the linear layers' GEMMs split rows).
+  Eigen::setNbThreads(1);
+  setGemmThreads(threads < 1 ? 1 : threads);
   mallopt(M_MMAP_THRESHOLD, 1 << 30); // serve large blocks from the heap...
   mallopt(M_TRIM_THRESHOLD, -1);      // ...and never give them back
 }

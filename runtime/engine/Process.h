@@ -3,7 +3,9 @@
 
 namespace foldc::rt {
 
-/// Sets the threads Eigen's GEMM may use and keeps freed memory in the heap.
+/// Sets the threads the linear layers' GEMMs may use (each GEMM's rows split
+/// among them: results are the same whatever the count) and keeps freed
+/// memory in the heap.
 /// glibc returns large blocks to the kernel on free (mmap/munmap), so every
 /// batch would page-fault its buffers and Eigen's GEMM packing space anew
 /// (bench/README.md, "What made the difference").

@@ -111,3 +111,28 @@ def test_a_python_training_loop_ends_where_the_command_line_does(sst, tmp_path):
     cli.load(str(tmp_path / "cli.st"))
     for name, values in cli.params.items():
         assert np.array_equal(model.params[name], values), name
+
+
+def test_results_do_not_depend_on_the_thread_count(sst):
+    """infer, eval and a training step, bit-identical at 1, 2 and 3 GEMM
+    threads: more threads take parts of C's rows, never of a sum."""
+    _, trees = sst
+    runs = []
+    try:
+        for threads in (1, 2, 3):
+            sentiment.set_threads(threads)
+            model = sentiment.Model(seed=5)
+            outputs = np.array(model.infer(trees))
+            evaluation = model.eval(trees)
+            step = model.train_step(trees, sentiment.Optimizer("adam", lr=0.01), seed=9)
+            params = {name: np.array(values) for name, values in model.params.items()}
+            runs.append((threads, outputs, evaluation, step, params))
+    finally:
+        sentiment.set_threads(1)
+    _, outputs, evaluation, step, params = runs[0]
+    for threads, other_outputs, other_evaluation, other_step, other_params in runs[1:]:
+        assert np.array_equal(outputs, other_outputs), f"infer at {threads} threads"
+        assert evaluation == other_evaluation, f"eval at {threads} threads"
+        assert step == other_step, f"train_step's loss and metrics at {threads} threads"
+        for name in params:
+            assert np.array_equal(params[name], other_params[name]), f"{name} at {threads} threads"

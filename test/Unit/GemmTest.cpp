@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <random>
+#include <thread>
 #include <vector>
 
 namespace foldc::rt {
@@ -116,6 +117,54 @@ TEST(Gemm, ARowsProductDoesNotDependOnTheOtherRowsOfItsBatch) {
     for (int64_t j = 0; j < n; ++j)
       ASSERT_EQ(batched[size_t(r * n + j)], alone[size_t(j)]) << "row " << r << ", column " << j;
   }
+}
+
+/// C for shape `s` on random matrices (beta applied to a random C), by
+/// gemm() with `threads` GEMM threads.
+std::vector<float> productWithThreads(const Shape &s, int threads) {
+  int64_t lda = s.ta == Transpose::No ? s.k : s.m, ldb = s.tb == Transpose::No ? s.n : s.k;
+  std::vector<float> a = randomMatrix(size_t(s.m * s.k), 6), b = randomMatrix(size_t(s.k * s.n), 7);
+  std::vector<float> c = randomMatrix(size_t(s.m * s.n), 8);
+  setGemmThreads(threads);
+  gemm(s.ta, s.tb, s.m, s.n, s.k, a.data(), std::max<int64_t>(lda, 1), b.data(),
+       std::max<int64_t>(ldb, 1), s.beta, c.data(), s.n);
+  setGemmThreads(1);
+  return c;
+}
+
+TEST(Gemm, ResultsAreTheSameBitForBitAtEveryThreadCount) {
+  for (Transpose ta : {Transpose::No, Transpose::Yes})
+    for (Transpose tb : {Transpose::No, Transpose::Yes})
+      for (int64_t m : {1, 127, 128, 200, 333})
+        for (int64_t n : {5, 64, 75})
+          for (float beta : {0.0f, 1.0f}) {
+            Shape s{ta, tb, m, n, 300, beta};
+            std::vector<float> one = productWithThreads(s, 1);
+            for (int threads : {2, 3})
+              ASSERT_EQ(productWithThreads(s, threads), one)
+                  << threads << " threads, m " << m << " n " << n << " ta " << int(ta) << " tb "
+                  << int(tb) << " beta " << beta;
+          }
+}
+
+TEST(Gemm, ConcurrentCallersShareTheThreadsAndGetTheSameProducts) {
+  const int64_t m = 256, n = 64, k = 128;
+  std::vector<float> a = randomMatrix(size_t(m * k), 9), b = randomMatrix(size_t(k * n), 10);
+  std::vector<float> expected(size_t(m * n));
+  gemm(Transpose::No, Transpose::No, m, n, k, a.data(), k, b.data(), n, 0.0f, expected.data(), n);
+  setGemmThreads(2);
+  std::vector<std::vector<float>> results(4, std::vector<float>(size_t(m * n)));
+  std::vector<std::thread> callers;
+  for (std::vector<float> &c : results)
+    callers.emplace_back([&] {
+      for (int round = 0; round < 20; ++round)
+        gemm(Transpose::No, Transpose::No, m, n, k, a.data(), k, b.data(), n, 0.0f, c.data(), n);
+    });
+  for (std::thread &t : callers)
+    t.join();
+  setGemmThreads(1);
+  for (const std::vector<float> &c : results)
+    EXPECT_EQ(c, expected);
 }
 
 } // namespace
