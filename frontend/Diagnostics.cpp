@@ -41,6 +41,11 @@ void DiagnosticEngine::emit(Severity severity, SourceRange range, const std::str
   } else {
     suppressingNotes_ = false;
   }
+  if (severity != Severity::Note && errorCount_ > 0 &&
+      message.find(kErrorTypeSpelling) != std::string::npos) {
+    suppressingNotes_ = true; // a cascade of an error already reported
+    return;
+  }
   if (severity == Severity::Error) {
     ++errorCount_;
     if (errorCount_ > maxErrors_) {

@@ -6,11 +6,17 @@
 #include <ostream>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace foldc {
 
 enum class Severity { Error, Warning, Note };
+
+/// How a type is spelled in messages when it could not be known because of
+/// an error already reported: a later error that quotes it follows from
+/// that one, and is not printed.
+inline constexpr std::string_view kErrorTypeSpelling = "<error>";
 
 class DiagnosticEngine;
 
@@ -36,7 +42,9 @@ private:
 
 /// Prints clang-style diagnostics: `FILE:LINE:COL: error: message`, the
 /// source line, and a caret with `~` under the rest of the range. Stops
-/// printing after `maxErrors` errors (notes follow their error).
+/// printing after `maxErrors` errors (notes follow their error). An error
+/// quoting kErrorTypeSpelling after an earlier error is a cascade: dropped
+/// with its notes.
 class DiagnosticEngine {
 public:
   DiagnosticEngine(const SourceManager &sources, std::ostream &out, unsigned maxErrors = 20);

@@ -2,6 +2,7 @@
 #include "passes/sema/Type.h"
 
 #include "frontend/AST.h"
+#include "frontend/Diagnostics.h"
 
 namespace foldc {
 
@@ -166,7 +167,7 @@ std::string toString(const TypeRef &type) {
   case TypeKind::String:
     return "string";
   case TypeKind::Error:
-    return "<error>";
+    return std::string(kErrorTypeSpelling);
   case TypeKind::Tensor: {
     std::string out = type->element == ElementType::F32 ? "f32" : "i32";
     if (type->shape.empty())

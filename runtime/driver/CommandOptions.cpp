@@ -123,6 +123,12 @@ void addOptimizerOptions(CLI::App *train, DriverOptions &options) {
       ->check(CLI::IsMember(optimizers));
   train->add_option("--lr", options.lr, "learning rate (default: " + defaultRates + ")")
       ->check(kFinite & CLI::PositiveNumber);
+  train
+      ->add_option("--loss-reduction", options.lossReduction,
+                   "mean (default): the objective is the batch's summed losses divided by its "
+                   "examples; sum: not divided (DyNet's benchmarks), as a learning rate times "
+                   "the batch size")
+      ->check(CLI::IsMember({"mean", "sum"}));
   train->add_option("--clip", options.clip, "clip gradients to this global L2 norm (default: none)")
       ->check(kFinite & CLI::NonNegativeNumber);
   train

@@ -23,8 +23,10 @@ struct DriverOptions {
   int epochs = 10, batchSize = 32, threads = 1;
   long limit = 0, devLimit = 0; ///< use only the first N examples (0: all)
   double lr = 0, clip = 0;      ///< lr 0: the optimizer's default
-  double weightDecay = -1;      ///< below 0: the optimizer's default (OptimizerKind)
-  double step = 1e-2;           ///< check: the finite-difference step
+  /// train: "mean" divides the batch's summed losses by its examples, "sum" not.
+  std::string lossReduction = "mean";
+  double weightDecay = -1; ///< below 0: the optimizer's default (OptimizerKind)
+  double step = 1e-2;      ///< check: the finite-difference step
   uint64_t seed = 1;
   bool noBatching = false;
   bool profile = false; ///< train, eval, infer, check: report the GEMMs' time and operations

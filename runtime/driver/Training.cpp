@@ -192,12 +192,16 @@ BatchResult Trainer::runEpoch(int epoch, const std::vector<int32_t> &order, uint
 }
 
 BatchResult Trainer::step(DriverModel::Indices batch, RunOptions run, ExchangeStats &exchanged) {
+  // The objective's divisor: the global batch's examples, or 1 for the sum.
+  bool summed = options_.lossReduction == "sum";
+  if (summed)
+    run.globalBatch = 1;
   if (s_.processes.size() == 1)
     return located(s_, data_, batch,
                    [&] { return s_.model.trainStep(data_.set, batch, *optimizer_, run); });
   Share mine = shareOf(s_, data_, batch);
   run.exampleIds = mine.positions; // the dropout masks of a one-process run
-  run.globalBatch = int(batch.size());
+  run.globalBatch = summed ? 1 : int(batch.size());
   GradientSum sumOverRanks = [&](ParamStore &params) {
     GradientExchange::Timed sum = exchange_.waitAndSum(params, s_.processes);
     exchanged.wait += sum.waitSeconds;

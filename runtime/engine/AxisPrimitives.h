@@ -7,6 +7,7 @@
 #pragma once
 
 #include "runtime/engine/BatchMath.h"
+#include "runtime/engine/Choices.h"
 
 #include <cmath>
 #include <limits>
@@ -42,6 +43,7 @@ template <ReduceKind K, int O, int N, int I> struct ReduceAxis {
           if constexpr (K == ReduceKind::Max || K == ReduceKind::Min) {
             int at = pickAlongAxis<K == ReduceKind::Max, N, I>(x, r, o, i);
             y(r, o * I + i) = x(r, axisColumn<N, I>(o, at, i));
+            ChoiceLog::record(at);
           } else {
             float total = 0;
             for (int n = 0; n < N; ++n)

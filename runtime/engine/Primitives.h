@@ -8,6 +8,7 @@
 
 #include "runtime/engine/AxisPrimitives.h"
 #include "runtime/engine/BatchMath.h"
+#include "runtime/engine/Choices.h"
 #include "runtime/engine/Gemm.h"
 #include "runtime/engine/GemmClock.h"
 #include "runtime/engine/Kernel.h"
@@ -326,6 +327,10 @@ template <ReduceKind K, int W> struct Reduce {
       y = x.rowwise().minCoeff();
     else
       static_assert(kNoFormula<K>, "a kind without a formula");
+    if constexpr (K == ReduceKind::Max || K == ReduceKind::Min)
+      if (ChoiceLog::active())
+        for (Eigen::Index r = 0; r < x.rows(); ++r)
+          ChoiceLog::record(picked(x, r));
   }
   static void backward(In<W> x, In<1> dy, Out<W> dx) {
     if constexpr (K == ReduceKind::Sum)
@@ -333,17 +338,22 @@ template <ReduceKind K, int W> struct Reduce {
     else if constexpr (K == ReduceKind::Mean)
       dx.colwise() += dy.col(0) / float(W);
     else if constexpr (K == ReduceKind::Max || K == ReduceKind::Min) {
-      for (Eigen::Index r = 0; r < x.rows(); ++r) {
-        Eigen::Index at;
-        if constexpr (K == ReduceKind::Max)
-          x.row(r).maxCoeff(&at);
-        else
-          x.row(r).minCoeff(&at);
-        dx(r, at) += dy(r, 0);
-      }
+      for (Eigen::Index r = 0; r < x.rows(); ++r)
+        dx(r, picked(x, r)) += dy(r, 0);
     } else {
       static_assert(kNoFormula<K>, "a kind without a formula");
     }
+  }
+
+private:
+  /// The column max (or min) takes in row r.
+  static Eigen::Index picked(In<W> x, Eigen::Index r) {
+    Eigen::Index at;
+    if constexpr (K == ReduceKind::Max)
+      x.row(r).maxCoeff(&at);
+    else
+      x.row(r).minCoeff(&at);
+    return at;
   }
 };
 

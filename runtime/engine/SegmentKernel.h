@@ -5,6 +5,7 @@
 #pragma once
 
 #include "runtime/engine/AxisPrimitives.h"
+#include "runtime/engine/Choices.h"
 #include "runtime/engine/Kernel.h"
 
 #include <algorithm>
@@ -35,6 +36,9 @@ public:
       if (K == ops::ReduceKind::Mean && n > 0)
         for (int k = 0; k < W; ++k)
           y[k] /= float(n);
+      if (K == ops::ReduceKind::Max && ChoiceLog::active())
+        for (int k = 0; k < W; ++k)
+          ChoiceLog::record(largestMember(x, n, k));
       x += size_t(n) * W;
     }
   }
@@ -49,11 +53,7 @@ public:
       int n = call.argCounts[r];
       for (int k = 0; k < W && n > 0; ++k) {
         if constexpr (K == ops::ReduceKind::Max) {
-          int best = 0;
-          for (int m = 1; m < n; ++m)
-            if (x[m * W + k] > x[best * W + k])
-              best = m;
-          dx[best * W + k] += dy[k];
+          dx[largestMember(x, n, k) * W + k] += dy[k];
         } else {
           float share = K == ops::ReduceKind::Mean ? dy[k] / float(n) : dy[k];
           for (int m = 0; m < n; ++m)
@@ -63,6 +63,17 @@ public:
       x += size_t(n) * W;
       dx += size_t(n) * W;
     }
+  }
+
+private:
+  /// Which of a segment's n members (rows of W at x) is largest in column
+  /// k: the first on ties.
+  static int largestMember(const float *x, int n, int k) {
+    int best = 0;
+    for (int m = 1; m < n; ++m)
+      if (x[m * W + k] > x[best * W + k])
+        best = m;
+    return best;
   }
 };
 

@@ -3,6 +3,7 @@
 // the generated-model tests.
 #pragma once
 
+#include "runtime/engine/Choices.h"
 #include "runtime/model/Model.h"
 
 #include <algorithm>
@@ -115,8 +116,12 @@ inline long firstGradientMismatch(const std::vector<float> &a, const std::vector
 /// beam search) is piecewise: a probe whose x + h or x - h takes another
 /// path than x (a loop stops a step earlier, another token wins; seen as
 /// another unfolded graph, BatchGraph::path) differences two pieces, and
-/// says nothing of the gradient of the piece at x. Such probes are counted
-/// apart (`decisions`), as kinks are, and do not fail the check.
+/// says nothing of the gradient of the piece at x. So does a probe after
+/// which a selecting kernel takes another value (segment_max another member,
+/// max or min along an axis another position; ChoiceLog): near ties, a step
+/// can cross a choice on each side, which the slopes test above cannot see.
+/// Such probes are counted apart (`decisions`), as kinks are, and do not
+/// fail the check.
 template <class M> GradientCheck checkGradients(M &model, typename M::Batch batch, double h) {
   GradientCheck check;
   RunOptions unbatched;
@@ -139,15 +144,24 @@ template <class M> GradientCheck checkGradients(M &model, typename M::Batch batc
   for (size_t id = 0; id < analytic.size(); ++id)
     if (long i = firstGradientMismatch(analytic[id], alone[id]); i >= 0)
       mismatch(model.params().at(int(id)).name + "[" + std::to_string(i) + "]");
-  double here = model.eval(batch).loss;
-  uint64_t path = model.lastPath();
+  // The path and the choices of the unperturbed point.
+  auto evalRecording = [&](uint64_t &path, uint64_t &choices) {
+    ChoiceLog log;
+    double loss = model.eval(batch).loss;
+    path = model.lastPath();
+    choices = log.digest();
+    return loss;
+  };
+  uint64_t path = 0, choices = 0;
+  double here = evalRecording(path, choices);
   for (int id = 0; id < model.params().count(); ++id) {
     Param &p = model.params().at(id);
     for (size_t i : gradientProbes(p)) {
       bool crossed = false;
       FiniteDifferences slopes = finiteDifferences(p.value[i], h, here, [&] {
-        double loss = model.eval(batch).loss;
-        crossed |= model.lastPath() != path;
+        uint64_t probePath = 0, probeChoices = 0;
+        double loss = evalRecording(probePath, probeChoices);
+        crossed |= probePath != path || probeChoices != choices;
         return loss;
       });
       if (crossed) {
