@@ -1,12 +1,14 @@
 // foldc: the command-line driver. Reads one .fold file, runs the pipeline up
 // to the requested stage and prints that stage. Exit: 0 ok, 1 errors in the
-// program, 2 bad usage or unreadable input.
+// program, 2 bad usage or unreadable input. `foldc run FILE.fold COMMAND ...`
+// runs the model's driver from the compile cache (RunCommand.h).
 #include "frontend/ASTPrinter.h"
 #include "frontend/Diagnostics.h"
 #include "frontend/Parser.h"
 #include "passes/sema/TypesPrinter.h"
 #include "pipeline/Pipeline.h"
 #include "runtime/support/Threads.h"
+#include "tools/RunCommand.h"
 
 #include <CLI/CLI.hpp>
 
@@ -189,6 +191,8 @@ int run(const Options &options) {
 } // namespace
 
 int main(int argc, char **argv) {
+  if (argc >= 2 && std::string(argv[1]) == "run")
+    return foldc::tools::runModel(argc, argv);
   CLI::App app{"foldc: compiles Fold block programs to batched C++ models"};
   app.set_version_flag("--version", std::string("foldc ") + FOLDC_VERSION);
   Options options;

@@ -161,11 +161,15 @@ public:
       return model_.infer(pointers(batch));
     });
   }
-  BatchResult trainStep(const py::iterable &examples, BoundOptimizer &optimizer, uint64_t seed) {
+  BatchResult trainStep(const py::iterable &examples, BoundOptimizer &optimizer, uint64_t seed,
+                        const std::string &reduction) {
+    if (reduction != "mean" && reduction != "sum")
+      throw py::value_error("reduction must be 'mean' or 'sum', not '" + reduction + "'");
     optimizer.bindTo(serial_); // with the GIL held: two threads cannot both bind
     std::vector<nlohmann::json> values = jsonValues(examples, false);
     RunOptions run;
     run.seed = seed;
+    run.globalBatch = reduction == "sum" ? 1 : 0; // the objective's divisor (0: the examples)
     return alone([&] {
       std::vector<Example> batch = readAll(values);
       return model_.train_step(pointers(batch), *optimizer.optimizer, run);
@@ -276,12 +280,27 @@ void defineModule(py::module_ &module, const std::string &name,
           "The output of each example (dicts and lists of the JSONL shape, or JSON strings).")
       .def(
           "train_step",
-          [](Model &m, const py::iterable &batch, BoundOptimizer &optimizer, uint64_t seed) {
-            return resultDict(m.trainStep(batch, optimizer, seed), m.model().metricNames());
+          [](Model &m, const py::iterable &batch, BoundOptimizer &optimizer, uint64_t seed,
+             const std::string &reduction) {
+            return resultDict(m.trainStep(batch, optimizer, seed, reduction),
+                              m.model().metricNames());
           },
           py::arg("batch"), py::arg("optimizer"), py::arg("seed") = 0,
+          py::arg("reduction") = "mean",
           "One optimizer step on the batch; `seed` draws the dropout masks (train's step k of a "
-          "run with --seed S uses S * 1000003 + k).")
+          "run with --seed S uses S * 1000003 + k); `reduction` 'sum' steps on the summed "
+          "losses instead of their mean over the batch (train --loss-reduction).")
+      .def(
+          "_train_step",
+          [](Model &m, const py::iterable &batch, BoundOptimizer &optimizer, uint64_t seed,
+             const std::string &reduction) {
+            BatchResult r = m.trainStep(batch, optimizer, seed, reduction);
+            return py::make_tuple(r.examples, r.loss, r.metrics);
+          },
+          py::arg("batch"), py::arg("optimizer"), py::arg("seed") = 0,
+          py::arg("reduction") = "mean",
+          "train_step's result as (examples, loss, [(metric sum, emissions), ...]): what "
+          "foldc's Model.fit adds up over an epoch as `train` does.")
       .def(
           "eval",
           [](Model &m, const py::iterable &batch) {

@@ -136,3 +136,16 @@ def test_results_do_not_depend_on_the_thread_count(sst):
         assert step == other_step, f"train_step's loss and metrics at {threads} threads"
         for name in params:
             assert np.array_equal(params[name], other_params[name]), f"{name} at {threads} threads"
+
+
+def test_a_summed_loss_steps_as_the_mean_at_a_rate_times_the_batch(sst):
+    """reduction="sum": SGD at lr / 4 on a batch of 4 ends on the mean's
+    parameters to the bit (1/4 is exact in floats)."""
+    _, trees = sst
+    mean, summed = sentiment.Model(seed=6), sentiment.Model(seed=6)
+    mean.train_step(trees[:4], sentiment.Optimizer("sgd", lr=0.2))
+    summed.train_step(trees[:4], sentiment.Optimizer("sgd", lr=0.05), reduction="sum")
+    for name in mean.params:
+        assert np.array_equal(mean.params[name], summed.params[name]), name
+    with pytest.raises(ValueError, match="reduction must be 'mean' or 'sum', not 'total'"):
+        summed.train_step(trees[:4], sentiment.Optimizer("sgd"), reduction="total")
