@@ -21,6 +21,7 @@ packages=(
   libopenmpi-dev openmpi-bin                          # data-parallel training (mpirun)
   pybind11-dev python3-pybind11 python3-dev python3-numpy  # a model as a Python module (PYTHON)
   python3-pytest                                      # the Python module's tests
+  python3-nbclient python3-ipykernel                  # the notebook run in the suite
   libboost-dev                                        # NAME_driver serve (Beast, Asio)
   libcpp-httplib-dev pkg-config                       # bench/serve_load's HTTP client
 )

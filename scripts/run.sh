@@ -1,18 +1,19 @@
 #!/usr/bin/env bash
-# The main job: installs the dependencies, builds foldc and the sentiment model
-# (its driver and Python module, only those), converts the Stanford Sentiment
-# Treebank, shows the model and
-# draws its batch plan, trains it for a short run (EPOCHS, default 4; model
-# selection on dev root accuracy), and ends with its SST test figures, the
-# learning curve and the picture. The full, three-seed run is
-# examples/sentiment/reproduce.sh.
+# The main job: installs the dependencies, builds foldc, the sentiment model's
+# driver and the foldc Python package (only those), converts the Stanford
+# Sentiment Treebank, shows the model and draws its batch plan, trains it for
+# a short run (EPOCHS, default 4; model selection on dev root accuracy), and
+# ends with its SST test figures, the learning curve, the picture, and the
+# kept parameters evaluated from Python (foldc.load). The full, three-seed
+# run is examples/sentiment/reproduce.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 EPOCHS=${EPOCHS:-4}
 out=build/sentiment-run
 echo "== building foldc and examples/sentiment (log: build/run-build.log)" >&2
 mkdir -p build
-if ! bash scripts/build.sh foldc sentiment_driver sentiment_python sst_to_jsonl > build/run-build.log 2>&1; then
+if ! bash scripts/build.sh foldc sentiment_driver foldc_python_package sst_to_jsonl \
+    > build/run-build.log 2>&1; then
   tail -30 build/run-build.log >&2
   exit 1
 fi
@@ -43,16 +44,21 @@ print(f"  fine-grained root accuracy  {100 * test['root_hits']:.1f}%")
 print(f"  binary root accuracy        {100 * test['binary_root_hits']:.1f}%  (neutral roots left out)")
 print(f"  all-node accuracy           {100 * test['all_hits']:.1f}%")
 PY
-echo "== the same parameters from Python (PYTHONPATH=build/examples/python: import sentiment)" >&2
-PYTHONPATH=build/examples/python /usr/bin/python3 - "$out" <<'PY'
-import json, sys
-import sentiment
+echo "== the same parameters from Python: foldc.load compiles the model once (cache: build/foldc-cache)" >&2
+FOLDC_CACHE=build/foldc-cache PYTHONPATH=build/python /usr/bin/python3 - "$out" <<'PY'
+import json, sys, time
+import foldc
 out = sys.argv[1]
+began = time.monotonic()
+sentiment = foldc.load("examples/sentiment/sentiment.fold")
+how = "compiled" if foldc.last_load["compiled"] else "from the cache"
+print(f"Python: foldc.load('examples/sentiment/sentiment.fold'): {how} in "
+      f"{time.monotonic() - began:.1f} s")
 model = sentiment.Model()
 model.load(f"{out}/best.safetensors")
 trees = [json.loads(line) for line in open("build/sst/test.jsonl")][:100]
 result = model.eval(trees)
-print(f"Python: sentiment.Model().eval(first 100 test trees): root accuracy "
+print(f"Python: Model().eval(first 100 test trees): root accuracy "
       f"{100 * result['root_hits']:.1f}%, loss {result['loss']:.4f}")
 PY
 echo "learning curve: $out/curve.png (from $out/curve.csv)"

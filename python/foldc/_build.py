@@ -174,13 +174,9 @@ def _compile(source, staged, driver):
             done.result()
     made = [module_file(name)]
     _run([*_config.COMPILE, "-shared", "-o", made[0], name + "_python.cpp.o", name + ".cpp.o",
-          *_libraries(_config.MODULE_LIBRARIES)], staged)
+          *_config.MODULE_LIBRARIES], staged)
     if driver:
         made.append(driver_file(name))
         _run([*_config.COMPILE, "-o", made[1], name + "_main.cpp.o", name + ".cpp.o",
-              *_libraries(_config.DRIVER_LIBRARIES)], staged)
+              *_config.DRIVER_LIBRARIES], staged)
     return made
-
-
-def _libraries(listed):
-    return [library for library in listed if library]

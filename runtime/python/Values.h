@@ -8,6 +8,7 @@
 #include <pybind11/pybind11.h>
 
 #include <cmath>
+#include <deque>
 #include <string>
 #include <utility>
 #include <vector>
@@ -21,9 +22,9 @@ namespace py = pybind11;
 inline const std::string kExampleFile = "example";
 
 /// Converts one example, depth first with an explicit stack. Dicts (string
-/// keys), lists and tuples, None, bools, ints and floats (numpy's too:
-/// anything with `__index__`, or a real number with `__float__`) and str
-/// are taken; anything else, a key that is not a str, a non-finite float or
+/// keys), lists and tuples, numpy arrays (as lists), None, bools, ints and
+/// floats (numpy's too: anything with `__index__`, or a real number with
+/// `__float__`) and str are taken; anything else, a key that is not a str, a non-finite float or
 /// a str that is not valid Unicode (a lone surrogate) is a DataError
 /// naming the example and the path to the value.
 class JsonFromPython {
@@ -78,6 +79,9 @@ private:
         pending_.push_back({items[i], &slot[i], self, {}, i});
     } else if (PyUnicode_Check(value.ptr())) {
       slot = text(value, self);
+    } else if (isArray(value)) { // numpy: its elements as (nested) lists of numbers
+      arrays_.push_back(value.attr("tolist")());
+      fill(arrays_.back(), slot, self);
     } else if (PyIndex_Check(value.ptr())) { // int, numpy integers
       slot = integer(value, self);
     } else if (PyFloat_Check(value.ptr()) || PyObject_HasAttrString(value.ptr(), "__float__")) {
@@ -115,6 +119,12 @@ private:
     return std::string(utf8, size_t(size));
   }
 
+  /// A numpy array (or anything with the array interface and tolist()).
+  static bool isArray(py::handle value) {
+    return PyObject_HasAttrString(value.ptr(), "__array_interface__") &&
+           PyObject_HasAttrString(value.ptr(), "tolist");
+  }
+
   static std::string typeName(py::handle value) {
     return py::str(py::type::handle_of(value).attr("__name__")).cast<std::string>();
   }
@@ -140,6 +150,8 @@ private:
   long example_;
   std::vector<Frame> pending_;
   std::vector<Step> frames_;
+  /// The lists numpy arrays were turned into: alive while their elements wait.
+  std::deque<py::object> arrays_;
 };
 
 } // namespace foldc::rt::python

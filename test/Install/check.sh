@@ -2,7 +2,8 @@
 # Installs the foldc build in BUILD_DIR into a fresh prefix, then configures
 # and builds test/Install/CMakeLists.txt (an out-of-tree project) against it
 # with every program of examples/ (and one with the Unix Makefiles
-# generator), and runs two of the generated drivers.
+# generator), and runs two of the generated drivers; then loads a model
+# with the installed Python package and runs one with `foldc run`.
 # usage: check.sh SOURCE_DIR BUILD_DIR WORK_DIR
 set -euo pipefail
 source_dir=$1 build_dir=$2 work=$3
@@ -54,6 +55,26 @@ grep -q "Building CXX object CMakeFiles/calculator.dir" "$work/rebuild.log"
 python3 "$source_dir/examples/calculator/make_data.py" 50 1 > "$work/calc.jsonl"
 "$work/build/calculator_driver" train --data "$work/calc.jsonl" --epochs 2 --save "$work/calc.st"
 "$work/build/calculator_driver" infer --data "$work/calc.jsonl" --params "$work/calc.st" --limit 3
+# The Python package installed beside foldc: foldc.load compiles a model
+# against the installed runtime and `foldc run` runs its driver, naming no
+# path of the build tree.
+site=$(echo "$work"/prefix/lib/python3*/dist-packages)
+test -f "$site/foldc/_config.py"
+if grep -q "$build_dir" "$site/foldc/_config.py"; then
+  echo "install: the installed Python package names the build tree" >&2
+  exit 1
+fi
+FOLDC_CACHE="$work/cache" PYTHONPATH="$site" python3 -c "
+import json, foldc
+m = foldc.load('$work/src/calculator.fold')
+model = m.Model()
+model.load('$work/calc.st')
+print(model.infer([json.loads(open('$work/calc.jsonl').readline())]))
+assert foldc.last_load['compiled'] and foldc.last_load['module'].startswith('$work/cache')
+"
+FOLDC_CACHE="$work/cache" "$work/prefix/bin/foldc" run "$work/src/calculator.fold" infer \
+  --data "$work/calc.jsonl" --params "$work/calc.st" --limit 2 > "$work/run.jsonl"
+test "$(wc -l < "$work/run.jsonl")" = 2
 # Where MPI is, the drivers train data-parallel under mpirun.
 if command -v mpirun > /dev/null; then
   mpirun --allow-run-as-root --oversubscribe -np 2 "$work/build/calculator_driver" train \

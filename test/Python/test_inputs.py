@@ -1,5 +1,6 @@
 """Examples given from Python as a user would give them: trees deeper than
-Python's recursion limit (as dicts and as JSON strings), numpy numbers, one
+Python's recursion limit (as dicts and as JSON strings), numpy numbers and
+arrays, one
 dict where a list belongs, a lone surrogate, an empty batch. Each is either
 read as the command line reads it or a Python exception naming the example
 and what to do; none crashes the interpreter.
@@ -65,6 +66,18 @@ def test_numpy_numbers_are_ints_and_floats():
     plain = model.infer([LEAF])
     for word, label in [(np.int64(3), np.int32(1)), (np.uint8(3), np.int16(1))]:
         assert model.infer([{"Leaf": {"word": word, "label": label}}]) == plain
+
+
+def test_numpy_arrays_are_lists():
+    import seq2seq
+    model = seq2seq.Model(seed=2)
+    plain = {"src": [3, 4, 5], "tgt": [6, 7], "greedy": True, "beam": False}
+    arrays = {"src": np.array([3, 4, 5], dtype=np.int64), "tgt": np.array([6, 7], dtype=np.int32),
+              "greedy": np.bool_(True), "beam": False}
+    assert model.infer([arrays]) == model.infer([plain])
+    assert model.eval([arrays]) == model.eval([plain])
+    with pytest.raises(ValueError, match="example:0: src\\[0\\]: expected an integer, found 3.5"):
+        model.infer([dict(arrays, src=np.array([3.5, 4.5]))])
 
 
 def test_one_dict_where_a_list_belongs_says_so():
