@@ -7,6 +7,7 @@
 #include "runtime/engine/Process.h"
 #include "runtime/io/Jsonl.h"
 #include "runtime/io/Safetensors.h"
+#include "runtime/model/Model.h"
 #include "runtime/python/Values.h"
 #include "runtime/support/Threads.h"
 

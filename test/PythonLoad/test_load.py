@@ -182,3 +182,17 @@ def test_emit_gives_what_the_command_line_gives():
     assert "digraph" in str(drawing) and "<svg" in drawing._repr_svg_()
     with pytest.raises(ValueError, match="'plan', 'types' or 'dot', not 'cpp'"):
         foldc.emit(EXAMPLE, "cpp")
+
+
+def test_a_header_import_cannot_find_is_a_compile_error(tmp_path):
+    source = 'import "missing_header.h";\nconst H = 4;\n'
+    with pytest.raises(foldc.CompileError) as error:
+        foldc.load(source=source, name="imports", cache=str(tmp_path))
+    assert error.value.diagnostics[0].line == 1 and "missing_header.h" in str(error.value)
+
+
+def test_an_entry_of_another_foldc_version_is_not_used(cache):
+    """The key covers foldc's version: another foldc compiles its own entry."""
+    in_new_process(LOAD_AND_INFER, cache)
+    other = in_new_process("foldc._config.VERSION = 'another'\n" + LOAD_AND_INFER, cache)
+    assert other["compiled"]
