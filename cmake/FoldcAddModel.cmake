@@ -105,7 +105,7 @@ PYBIND11_MODULE(@target@, module) {
 }
 ]] @ONLY)
   pybind11_add_module(${target}_python MODULE NO_EXTRAS "${source}")
-  target_link_libraries(${target}_python PRIVATE ${target})
+  target_link_libraries(${target}_python PRIVATE ${target} Foldc::python)
   set_target_properties(${target} PROPERTIES POSITION_INDEPENDENT_CODE ON)
   set_target_properties(${target}_python PROPERTIES OUTPUT_NAME ${target}
     LIBRARY_OUTPUT_DIRECTORY "${CMAKE_CURRENT_BINARY_DIR}/python")

@@ -1,205 +1,69 @@
 // A generated model as a Python module (pybind11): `foldc_add_model(...
-// PYTHON)` compiles NAME_python.cpp, which foldc writes as one call of
-// defineModule for the model's Model and example reader.
+// PYTHON)` and foldc.load compile NAME_python.cpp, which foldc writes as one
+// call of defineModule<Model> for the model's type and example reader. The
+// bindings themselves (Model, Optimizer, train_order, set_threads) are
+// compiled once, in the runtime (Module.cpp, library foldc_python), against
+// AnyModel: a model's module instantiates only its TypedModel.
 #pragma once
 
-#include "runtime/engine/Optimizers.h"
-#include "runtime/engine/Process.h"
 #include "runtime/io/Jsonl.h"
-#include "runtime/io/Safetensors.h"
 #include "runtime/model/Model.h"
 #include "runtime/python/Values.h"
-#include "runtime/support/Threads.h"
 
-#include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
-#include <pybind11/stl.h>
 
-#include <algorithm>
-#include <atomic>
-#include <cmath>
-#include <mutex>
-#include <numeric>
-#include <optional>
-#include <random>
+#include <cstdint>
+#include <functional>
+#include <memory>
 #include <string>
-#include <type_traits>
 #include <vector>
 
 namespace foldc::rt::python {
 
 namespace py = pybind11;
 
-/// The stack the model's work runs on from Python, as on the command line:
-/// the generated readers recurse as deep as the data.
-constexpr size_t kStackBytes = size_t(1) << 30;
-
-/// Examples given from Python: JSON strings, or dicts and lists of the JSONL
-/// shape (converted without recursion, numpy numbers included). An empty
-/// batch is an error where it means nothing (a mean, a step), as on the
-/// command line.
-inline std::vector<nlohmann::json> jsonValues(const py::iterable &examples, bool emptyAllowed) {
-  // A str is iterable too, by character, and a dict by key: almost surely
-  // one example passed where a list of them was meant.
-  if (py::isinstance<py::str>(examples) || py::isinstance<py::bytes>(examples))
-    throw py::type_error("expected a list of examples (dicts or JSON strings), got one string; "
-                         "pass [example]");
-  if (py::isinstance<py::dict>(examples))
-    throw py::type_error("expected a list of examples, found one dict; pass [example]");
-  std::vector<nlohmann::json> values;
-  long index = 0;
-  for (const py::handle &example : examples) {
-    if (py::isinstance<py::str>(example))
-      values.push_back(parseJson(JsonFromPython(index).convert(example).get<std::string>(),
-                                 JsonPath(kExampleFile, index)));
-    else
-      values.push_back(JsonFromPython(index).convert(example));
-    ++index;
-  }
-  if (values.empty() && !emptyAllowed)
-    throw py::value_error("no examples: the batch is empty");
-  return values;
-}
-
-/// `work()` on a thread whose stack fits deep data (kStackBytes), its
-/// exception rethrown here.
-template <class Work> auto onLargeStack(Work work) {
-  using Result = decltype(work());
-  if constexpr (std::is_void_v<Result>) {
-    if (std::exception_ptr error = onThreads(kStackBytes, 1, [&](int) { work(); })[0])
-      std::rethrow_exception(error);
-  } else {
-    std::optional<Result> result;
-    if (std::exception_ptr error =
-            onThreads(kStackBytes, 1, [&](int) { result.emplace(work()); })[0])
-      std::rethrow_exception(error);
-    return std::move(*result);
-  }
-}
-
-/// A JSON value as a Python value (through Python's json module).
-inline py::object pythonValue(const nlohmann::json &value) {
-  return py::module_::import("json").attr("loads")(value.dump());
-}
-
-/// The order in which `NAME_driver train --seed SEED` visits `count`
-/// examples in epoch `epoch` (1 for the first): a Python training loop
-/// that follows it takes the same steps.
-inline std::vector<int32_t> trainOrder(size_t count, uint64_t seed, int epoch) {
-  std::vector<int32_t> order(count);
-  std::iota(order.begin(), order.end(), 0);
-  std::mt19937_64 shuffle(seed);
-  for (int e = 1; e <= epoch; ++e)
-    std::shuffle(order.begin(), order.end(), shuffle);
-  return order;
-}
-
-/// Loads `path` into `params` keeping every parameter's storage, so that
-/// numpy views of the parameters (Model.params) stay valid and see the new
-/// values; a file that does not fit changes nothing.
-inline void loadInPlace(ParamStore &params, const std::string &path) {
-  std::vector<std::vector<float>> storage(size_t(params.count()));
-  for (int id = 0; id < params.count(); ++id) {
-    storage[size_t(id)] = std::move(params.at(id).value);
-    params.at(id).value = storage[size_t(id)];
-  }
-  try {
-    loadParams(params, path);
-  } catch (...) {
-    for (int id = 0; id < params.count(); ++id)
-      params.at(id).value.swap(storage[size_t(id)]);
-    throw;
-  }
-  for (int id = 0; id < params.count(); ++id) {
-    std::ranges::copy(params.at(id).value, storage[size_t(id)].begin());
-    params.at(id).value.swap(storage[size_t(id)]);
-  }
-}
-
-/// A learning rate, clipping norm or weight decay given from Python: finite,
-/// and positive or (`zeroAllowed`) zero.
-inline double checkedRate(const char *name, double value, bool zeroAllowed) {
-  if (!std::isfinite(value) || value < 0 || (value == 0 && !zeroAllowed))
-    throw py::value_error(std::string(name) + " must be a finite number " +
-                          (zeroAllowed ? ">= 0" : "> 0") + ", not " +
-                          py::repr(py::float_(value)).cast<std::string>());
-  return value;
-}
-
-/// Python's Optimizer: an optimizer and the one model whose parameters it
-/// steps. Its slots (moments, accumulators) belong to that model's
-/// parameters, so a step of another model would mix two models' states.
-struct BoundOptimizer {
-  std::unique_ptr<Optimizer> optimizer;
-  long model = 0; ///< the PythonModel::serial() it stepped first; 0 before
-
-  /// Binds to `serial` at the first step; refuses another model after.
-  void bindTo(long serial) {
-    if (model == 0)
-      model = serial;
-    else if (model != serial)
-      throw py::value_error("this Optimizer steps another Model's parameters (its moments and "
-                            "accumulators are theirs); make one Optimizer per Model");
-  }
+/// What the bindings need of a model, whatever its type. Calls come one at
+/// a time, on a thread whose stack fits deep data.
+class AnyModel {
+public:
+  virtual ~AnyModel() = default;
+  /// Each reads `values` as the model's examples (a DataError names the one
+  /// that does not read: `example:I: path: what`) and runs them as one batch.
+  virtual std::vector<nlohmann::json> infer(const std::vector<nlohmann::json> &values) = 0;
+  virtual BatchResult trainStep(const std::vector<nlohmann::json> &values, Optimizer &optimizer,
+                                const RunOptions &run) = 0;
+  virtual BatchResult eval(const std::vector<nlohmann::json> &values) = 0;
+  virtual ParamStore &params() = 0;
+  virtual const std::vector<std::string> &metricNames() const = 0;
+  virtual void save(const std::string &path) const = 0;
 };
 
-/// A model with the examples of one call, read from JSON. Calls from several
-/// Python threads take turns: each releases the GIL while the model runs,
-/// and the model (its executor, its parameters) serves one call at a time.
-template <class M> class PythonModel {
+/// AnyModel for the generated model M, its examples read by `read`.
+template <class M> class TypedModel final : public AnyModel {
 public:
   using Example = typename M::Example;
   using Reader = Example (*)(const nlohmann::json &, const JsonPath &);
 
-  PythonModel(Reader read, uint64_t seed) : read_(read) { model_.init(seed); }
+  TypedModel(Reader read, uint64_t seed) : read_(read) { model_.init(seed); }
 
-  // Each reads its examples (deep data: recursive readers) and runs the
-  // model on the large stack, where the examples are destroyed too.
-  std::vector<nlohmann::json> infer(const py::iterable &examples) {
-    std::vector<nlohmann::json> values = jsonValues(examples, true);
-    return alone([&] {
-      std::vector<Example> batch = readAll(values);
-      return model_.infer(pointers(batch));
-    });
+  std::vector<nlohmann::json> infer(const std::vector<nlohmann::json> &values) override {
+    std::vector<Example> batch = readAll(values);
+    return model_.infer(pointers(batch));
   }
-  BatchResult trainStep(const py::iterable &examples, BoundOptimizer &optimizer, uint64_t seed,
-                        const std::string &reduction) {
-    if (reduction != "mean" && reduction != "sum")
-      throw py::value_error("reduction must be 'mean' or 'sum', not '" + reduction + "'");
-    optimizer.bindTo(serial_); // with the GIL held: two threads cannot both bind
-    std::vector<nlohmann::json> values = jsonValues(examples, false);
-    RunOptions run;
-    run.seed = seed;
-    run.globalBatch = reduction == "sum" ? 1 : 0; // the objective's divisor (0: the examples)
-    return alone([&] {
-      std::vector<Example> batch = readAll(values);
-      return model_.train_step(pointers(batch), *optimizer.optimizer, run);
-    });
+  BatchResult trainStep(const std::vector<nlohmann::json> &values, Optimizer &optimizer,
+                        const RunOptions &run) override {
+    std::vector<Example> batch = readAll(values);
+    return model_.train_step(pointers(batch), optimizer, run);
   }
-  BatchResult eval(const py::iterable &examples) {
-    std::vector<nlohmann::json> values = jsonValues(examples, false);
-    return alone([&] {
-      std::vector<Example> batch = readAll(values);
-      return model_.eval(pointers(batch));
-    });
+  BatchResult eval(const std::vector<nlohmann::json> &values) override {
+    std::vector<Example> batch = readAll(values);
+    return model_.eval(pointers(batch));
   }
-  void load(const std::string &path) {
-    alone([&] { loadInPlace(model_.params(), path); });
-  }
-  void save(const std::string &path) {
-    alone([&] { model_.save(path); });
-  }
-  M &model() { return model_; }
+  ParamStore &params() override { return model_.params(); }
+  const std::vector<std::string> &metricNames() const override { return model_.metricNames(); }
+  void save(const std::string &path) const override { model_.save(path); }
 
 private:
-  /// Runs `work` without the GIL, once no other thread runs this model. The
-  /// GIL is let go first: a thread waiting for the model must not hold it.
-  template <class Work> auto alone(Work work) {
-    py::gil_scoped_release unlocked;
-    std::lock_guard<std::mutex> turn(busy_);
-    return onLargeStack(work);
-  }
-
   std::vector<Example> readAll(const std::vector<nlohmann::json> &values) {
     std::vector<Example> batch;
     batch.reserve(values.size());
@@ -214,136 +78,25 @@ private:
     return typename M::Batch(pointers_);
   }
 
-  static long nextSerial() {
-    static std::atomic<long> last{0};
-    return ++last;
-  }
-
   Reader read_;
   M model_;
   std::vector<const Example *> pointers_;
-  std::mutex busy_;
-  const long serial_ = nextSerial();
 };
 
-/// {"loss": ..., METRIC: mean, ...} as Python values.
-inline py::dict resultDict(const BatchResult &result, const std::vector<std::string> &metrics) {
-  return pythonValue(result.toJson(metrics)).cast<py::dict>();
-}
+/// Makes a model with parameters initialised from `seed`.
+using ModelMaker = std::function<std::unique_ptr<AnyModel>(uint64_t seed)>;
 
-/// Defines Model, Optimizer and train_order in `module`.
+/// Defines Model (made by `make`), Optimizer, DataError, ParamsError,
+/// train_order and set_threads in `module`.
+void defineModule(py::module_ &module, const std::string &name, ModelMaker make);
+
+/// defineModule for the generated model M.
 template <class M>
 void defineModule(py::module_ &module, const std::string &name,
-                  typename PythonModel<M>::Reader read) {
-  using Model = PythonModel<M>;
-  module.doc() =
-      "The foldc model '" + name + "' (generated): Model, Optimizer, train_order, set_threads.";
-  py::register_exception<DataError>(module, "DataError", PyExc_ValueError);
-  py::register_exception<SafetensorsError>(module, "ParamsError", PyExc_ValueError);
-
-  // module_local: every generated module defines its own Model and
-  // Optimizer, and two of them can be imported into one process.
-  py::class_<BoundOptimizer>(module, "Optimizer", py::module_local(),
-                             "An optimizer as `train --optimizer` makes it: sgd, adagrad, adam, "
-                             "adamw or rmsprop; it steps one Model.")
-      .def(py::init([](const std::string &kind, std::optional<double> lr, double clip,
-                       std::optional<double> weightDecay) {
-             const OptimizerKind *k = findOptimizer(kind);
-             if (!k)
-               throw py::value_error("no optimizer '" + kind + "'");
-             return BoundOptimizer{
-                 k->make(lr ? checkedRate("lr", *lr, false) : k->defaultLearningRate,
-                         checkedRate("clip", clip, true),
-                         weightDecay ? checkedRate("weight_decay", *weightDecay, true)
-                                     : k->defaultWeightDecay)};
-           }),
-           py::arg("kind") = "adam", py::arg("lr") = py::none(), py::arg("clip") = 0.0,
-           py::arg("weight_decay") = py::none(),
-           "lr and weight_decay default to the kind's own, as on the command line; clip 0 "
-           "clips nothing.")
-      .def_property(
-          "lr", [](const BoundOptimizer &o) { return o.optimizer->learningRate(); },
-          [](BoundOptimizer &o, double lr) {
-            o.optimizer->setLearningRate(checkedRate("lr", lr, false));
-          });
-
-  py::class_<Model>(module, "Model", py::module_local())
-      .def(py::init([read](uint64_t seed) { return std::make_unique<Model>(read, seed); }),
-           py::arg("seed") = 1, "New parameters, initialised from `seed` as `--seed` does.")
-      .def("load", &Model::load)
-      .def("save", &Model::save)
-      .def(
-          "infer",
-          [](Model &m, const py::iterable &examples) {
-            // One JSON text for all the outputs: Python parses it once.
-            return pythonValue(nlohmann::json(m.infer(examples))).cast<py::list>();
-          },
-          "The output of each example (dicts and lists of the JSONL shape, or JSON strings).")
-      .def(
-          "train_step",
-          [](Model &m, const py::iterable &batch, BoundOptimizer &optimizer, uint64_t seed,
-             const std::string &reduction) {
-            return resultDict(m.trainStep(batch, optimizer, seed, reduction),
-                              m.model().metricNames());
-          },
-          py::arg("batch"), py::arg("optimizer"), py::arg("seed") = 0,
-          py::arg("reduction") = "mean",
-          "One optimizer step on the batch; `seed` draws the dropout masks (train's step k of a "
-          "run with --seed S uses S * 1000003 + k); `reduction` 'sum' steps on the summed "
-          "losses instead of their mean over the batch (train --loss-reduction).")
-      .def(
-          "_train_step",
-          [](Model &m, const py::iterable &batch, BoundOptimizer &optimizer, uint64_t seed,
-             const std::string &reduction) {
-            BatchResult r = m.trainStep(batch, optimizer, seed, reduction);
-            return py::make_tuple(r.examples, r.loss, r.metrics);
-          },
-          py::arg("batch"), py::arg("optimizer"), py::arg("seed") = 0,
-          py::arg("reduction") = "mean",
-          "train_step's result as (examples, loss, [(metric sum, emissions), ...]): what "
-          "foldc's Model.fit adds up over an epoch as `train` does.")
-      .def(
-          "eval",
-          [](Model &m, const py::iterable &batch) {
-            return resultDict(m.eval(batch), m.model().metricNames());
-          },
-          "The mean loss and metrics of the batch.")
-      .def_property_readonly("metric_names", [](Model &m) { return m.model().metricNames(); })
-      .def_property_readonly(
-          "params",
-          [](py::object self) {
-            Model &m = self.cast<Model &>();
-            py::dict out;
-            ParamStore &params = m.model().params();
-            for (int id = 0; id < params.count(); ++id) {
-              Param &p = params.at(id);
-              // A view of the parameter's own values: the model stays alive while it lives.
-              out[py::str(p.name)] = py::array_t<float>(p.shape, p.value.data(), self);
-            }
-            return out;
-          },
-          "Every parameter by name, as numpy arrays viewing the model's own values (no copy).");
-
-  // One GEMM thread, as the command line's default: the same sums in the
-  // same order, so a Python loop takes the steps `train` takes.
-  configureProcess(1);
-  module.def(
-      "set_threads",
-      [](int threads) {
-        if (threads < 1)
-          throw py::value_error("threads must be at least 1, not " + std::to_string(threads));
-        configureProcess(threads);
-      },
-      py::arg("threads"), "The threads the model's GEMMs use (1 at import, as `--threads 1`).");
-  module.def(
-      "train_order",
-      [](size_t count, uint64_t seed, int epoch) {
-        if (epoch < 1)
-          throw py::value_error("epochs count from 1, as train's do; not " + std::to_string(epoch));
-        return trainOrder(count, seed, epoch);
-      },
-      py::arg("count"), py::arg("seed"), py::arg("epoch"),
-      "The order in which `train --seed SEED` visits COUNT examples in epoch EPOCH.");
+                  typename TypedModel<M>::Reader read) {
+  defineModule(module, name, [read](uint64_t seed) -> std::unique_ptr<AnyModel> {
+    return std::make_unique<TypedModel<M>>(read, seed);
+  });
 }
 
 } // namespace foldc::rt::python
