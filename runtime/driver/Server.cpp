@@ -52,10 +52,9 @@ Answer textAnswer(std::string text, std::string contentType = "text/plain") {
 class HttpServer final : public http::ConnectionHost {
 public:
   HttpServer(const ServeOptions &options, ParseExample parse, BatchQueue::RunBatch run)
-      : options_(options), parse_(std::move(parse)),
-        queue_(std::move(run), options.limits, [this](size_t size) { metrics_.countBatch(size); }),
-        workers_(options.threads), acceptor_(io_), signals_(io_, SIGTERM, SIGINT),
-        retryAccept_(io_) {}
+      : options_(options), parse_(std::move(parse)), acceptor_(io_),
+        signals_(io_, SIGTERM, SIGINT), retryAccept_(io_), workers_(options.threads),
+        queue_(std::move(run), options.limits, [this](size_t size) { metrics_.countBatch(size); }) {}
 
   /// Binds the address; an error message when it cannot.
   std::string bind(int &port);
@@ -80,12 +79,15 @@ private:
   const ServeOptions &options_;
   ParseExample parse_;
   ServeMetrics metrics_;
-  BatchQueue queue_;
-  RequestWorkers workers_;
+  // Destroyed in reverse: the batching thread first (its callbacks hand work
+  // to the workers), then the workers (whose last tasks may release the last
+  // hold on a connection, whose socket needs the loop), then the loop.
   asio::io_context io_{1};
   asio::ip::tcp::acceptor acceptor_;
   asio::signal_set signals_;
   asio::steady_timer retryAccept_;
+  RequestWorkers workers_;
+  BatchQueue queue_;
   std::unordered_set<http::Connection *> connections_;
   size_t maxConnections_ = 0;
   bool stopping_ = false;
