@@ -91,7 +91,8 @@ if [ "$quick" = threads ]; then
   # levels deep (and then hangs), whatever the program does. Drivers without
   # MPI: Open MPI's uninstrumented threads (libevent, PMIx) report races of
   # their own even in a run without mpirun.
-  threads_and_interleaving build-tsan thread "serve|serve-faults|serve-hostile|threads|seq2seq" \
+  FOLDC_SERVE_DEEP=3000 threads_and_interleaving build-tsan thread \
+    "serve|serve-faults|serve-hostile|threads|seq2seq" \
     "$($CXX -print-file-name=libtsan.so)" -DFOLDC_MPI=OFF
   echo "sanitize --threads: all passed"
   exit

@@ -22,6 +22,10 @@ config.substitutions.append(("%inputs", os.path.join(config.foldc_source_root, "
 config.substitutions.append(("%sst_to_jsonl", os.path.join(config.foldc_binary_root, "examples", "sentiment", "sst_to_jsonl")))
 config.substitutions.append(("%sst", os.path.join(config.foldc_source_root, "examples", "sentiment", "data", "sst")))
 # `not` (inverts an exit status) comes from LLVM's tools, beside FileCheck.
+# scripts/sanitize.sh's ThreadSanitizer pass asks serve-hostile for a
+# shallower deep request (TSan's unwinder fails on 10^5 levels).
+if "FOLDC_SERVE_DEEP" in os.environ:
+    config.environment["FOLDC_SERVE_DEEP"] = os.environ["FOLDC_SERVE_DEEP"]
 config.environment["PATH"] = os.pathsep.join(
     [os.path.dirname(config.filecheck), os.environ.get("PATH", "")])
 # Generated model drivers (built by examples/ through foldc_add_model).
