@@ -33,7 +33,12 @@ def deep_json(depth):
             ', "right": {"Leaf": {"word": 1, "label": 2}}, "label": 3}}' * depth)
 
 
-@pytest.mark.parametrize("depth", [25000, 100000])
+# ThreadSanitizer's unwinder fails on data 10^5 levels deep whatever the
+# program does: its pass (scripts/sanitize.sh --threads) sets FOLDC_SKIP_DEEP.
+DEEPEST = [25000] if os.environ.get("FOLDC_SKIP_DEEP") else [25000, 100000]
+
+
+@pytest.mark.parametrize("depth", DEEPEST)
 def test_a_deep_tree_as_a_json_string_is_read_as_the_command_line_reads_it(depth):
     model = sentiment.Model()
     text = deep_json(depth)
