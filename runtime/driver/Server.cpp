@@ -52,9 +52,10 @@ Answer textAnswer(std::string text, std::string contentType = "text/plain") {
 class HttpServer final : public http::ConnectionHost {
 public:
   HttpServer(const ServeOptions &options, ParseExample parse, BatchQueue::RunBatch run)
-      : options_(options), parse_(std::move(parse)), acceptor_(io_),
-        signals_(io_, SIGTERM, SIGINT), retryAccept_(io_), workers_(options.threads),
-        queue_(std::move(run), options.limits, [this](size_t size) { metrics_.countBatch(size); }) {}
+      : options_(options), parse_(std::move(parse)), acceptor_(io_), signals_(io_, SIGTERM, SIGINT),
+        retryAccept_(io_), workers_(options.threads),
+        queue_(std::move(run), options.limits, [this](size_t size) { metrics_.countBatch(size); }) {
+  }
 
   /// Binds the address; an error message when it cannot.
   std::string bind(int &port);
