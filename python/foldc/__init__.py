@@ -44,7 +44,7 @@ def load(path=None, *, source=None, name=None, import_dirs=(), cache=None):
                 f"extension cannot be unloaded): give this one another name=, or restart")
         last_load.update(name=model.name, compiled=False, module=module.__file__)
         return module
-    entry = _build.entry_for(model, cache)
+    entry = _build.entry_for(model, key, cache)
     compiled = _build.build(model, entry)
     module = _import(model.name, entry.file(_build.module_file(model.name)))
     module.Model.fit = _fit.fit
@@ -65,7 +65,7 @@ def driver(path=None, *, source=None, name=None, import_dirs=(), cache=None):
     """The path of the model's command-line driver (`NAME_driver train ...`),
     compiled into the cache unless it is there."""
     model = _build.Source(path, source, name, import_dirs)
-    entry = _build.entry_for(model, cache)
+    entry = _build.entry_for(model, model.key(), cache)
     _build.build(model, entry, driver=True)
     return entry.file(_build.driver_file(model.name))
 

@@ -75,9 +75,10 @@ def driver_file(name):
     return name + "_driver"
 
 
-def entry_for(source, cache=None):
+def entry_for(source, key, cache=None):
+    """The cache entry of `source`, whose key() is `key`."""
     folder = open_folder(cache or default_folder())
-    return Entry(folder, source.name, source.key())
+    return Entry(folder, source.name, key)
 
 
 def build(source, entry, driver=False):
@@ -98,8 +99,9 @@ def build(source, entry, driver=False):
 
 
 def _run(command, cwd, shown=None):
-    """Runs a compile step; its failure is a CompileError with its output
-    (paths inside the private build folder shown as `shown` would be)."""
+    """Runs a compile step and gives its standard output; its failure is a
+    CompileError with its output (paths inside the private build folder
+    shown as `shown` would be)."""
     try:
         result = subprocess.run(command, cwd=cwd, capture_output=True, text=True)
     except FileNotFoundError:
@@ -110,6 +112,7 @@ def _run(command, cwd, shown=None):
         if shown:
             text = text.replace(shown[0], shown[1])
         raise CompileError(text.rstrip("\n"))
+    return result.stdout
 
 
 def _foldc_input(source, folder):
@@ -133,12 +136,7 @@ def emit(source, what):
     """What `foldc --emit=WHAT` prints for the model."""
     with tempfile.TemporaryDirectory() as folder:
         input_path, imports, shown = _foldc_input(source, folder)
-        command = [_config.FOLDC, input_path, f"--emit={what}", *imports]
-        result = subprocess.run(command, capture_output=True, text=True)
-        if result.returncode != 0:
-            text = result.stderr.replace(shown[0], shown[1]) if shown else result.stderr
-            raise CompileError(text.rstrip("\n"))
-        return result.stdout
+        return _run([_config.FOLDC, input_path, f"--emit={what}", *imports], folder, shown)
 
 
 def _generate(source, staged, driver):
