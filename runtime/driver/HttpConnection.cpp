@@ -33,6 +33,13 @@ Answer jsonAnswer(int status, const nlohmann::json &body) {
   return answer;
 }
 
+namespace {
+
+/// What a request read after SIGTERM gets.
+Answer stoppingAnswer() { return jsonAnswer(503, {{"error", "the server is stopping"}}); }
+
+} // namespace
+
 Connection::Connection(asio::ip::tcp::socket socket, ConnectionHost &host)
     : socket_(std::move(socket)), deadline_(socket_.get_executor()), host_(host) {}
 
@@ -128,7 +135,7 @@ void Connection::readMore() {
           if (self->phase_ == Phase::Idle)
             return self->close(); // an idle client is let go without a word
           if (self->host_.stopping())
-            return self->fail(jsonAnswer(503, {{"error", "the server is stopping"}}));
+            return self->fail(stoppingAnswer());
           return self->fail(jsonAnswer(
               408, {{"error", "request not received whole in time (--read-timeout-ms between "
                               "bytes, --request-timeout-ms in all)"}}));
@@ -147,7 +154,7 @@ void Connection::dispatch() {
   requestVersion_ = request.version();
   keepAlive_ = request.keep_alive();
   if (host_.stopping())
-    return write(jsonAnswer(503, {{"error", "the server is stopping"}}));
+    return write(stoppingAnswer());
   host_.handle(std::move(request), [self = shared_from_this()](Answer answer) {
     asio::post(self->socket_.get_executor(),
                [self, answer = std::move(answer)]() mutable { self->write(std::move(answer)); });
