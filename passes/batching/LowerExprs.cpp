@@ -494,7 +494,7 @@ LoweredValue Lowering::apply(const std::shared_ptr<const BlockValue> &block,
         lowerStmt(*s, ctx);
     }
     fusing_.pop_back();
-    return result;
+    return asDeclared(result, program_.signatures.at(&fn)->result, site.range(), ctx);
   }
   case BlockValue::Kind::Layer: {
     const LayerInfo &info = program_.layers.at(block->layer);

@@ -351,7 +351,7 @@ void Lowering::lowerFunction(const FunctionDecl &fn) {
     env_[&p] = fromHandle({local, {}}, p.name, t, 0);
   }
   if (fn.exprBody)
-    returnStep(eval(*fn.exprBody, ctx), ctx);
+    returnStep(eval(*fn.exprBody, ctx), fn.exprBody->range(), ctx);
   for (const StmtPtr &s : fn.body)
     lowerStmt(*s, ctx);
   finish(ctx);
@@ -406,12 +406,30 @@ UnfoldStep Lowering::makeStep(UnfoldStep::Kind kind, std::string text,
   return s;
 }
 
-void Lowering::returnStep(const LoweredValue &v, Context &ctx) {
-  if (v.kind == LoweredValue::Kind::None)
+void Lowering::returnStep(const LoweredValue &returned, SourceRange at, Context &ctx) {
+  if (returned.kind == LoweredValue::Kind::None)
     return;
-  StepValue value = valueOf(v);
+  StepValue value = valueOf(asDeclared(returned, function_->result, at, ctx));
   finish(ctx);
   ctx.steps->push_back(makeStep(UnfoldStep::Kind::Return, "return " + value.text, {value}));
+}
+
+LoweredValue Lowering::asDeclared(const LoweredValue &v, const TypeRef &declared, SourceRange at,
+                                  Context &ctx) {
+  if (!declared)
+    return v;
+  if (declared->kind == TypeKind::Tensor && v.kind == LoweredValue::Kind::Host)
+    return emit(ctx, OpKind::Tensor, {v}, types::f32(), at); // `return 0.0` from a `-> f32` def
+  if (declared->kind != TypeKind::Tuple ||
+      (v.kind != LoweredValue::Kind::Tuple && v.kind != LoweredValue::Kind::Host))
+    return v;
+  LoweredValue tuple;
+  tuple.kind = LoweredValue::Kind::Tuple;
+  tuple.type = declared;
+  tuple.text = v.text;
+  for (size_t i = 0; i < declared->elements.size(); ++i)
+    tuple.elements.push_back(asDeclared(element(v, i), declared->elements[i], at, ctx));
+  return tuple;
 }
 
 void Lowering::lowerStmt(const Stmt &s, Context &ctx) {
@@ -426,7 +444,7 @@ void Lowering::lowerStmt(const Stmt &s, Context &ctx) {
   case StmtKind::Layer: // instantiation made it a declaration (or reported it)
     return;
   case StmtKind::Return:
-    returnStep(eval(*static_cast<const ValueStmt &>(s).value, ctx), ctx);
+    returnStep(eval(*static_cast<const ValueStmt &>(s).value, ctx), s.range(), ctx);
     return;
   case StmtKind::Loss:
     markResult(eval(*static_cast<const ValueStmt &>(s).value, ctx), ResultRole::Loss, -1, ctx,

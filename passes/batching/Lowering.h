@@ -152,7 +152,11 @@ private:
                              std::vector<StepValue> values = {});
 
   /// The context's kernels are placed, then `return value`.
-  void returnStep(const LoweredValue &v, Context &ctx);
+  void returnStep(const LoweredValue &returned, SourceRange at, Context &ctx);
+  /// `v` as the def's declared result: a host number returned where the def
+  /// declares an f32 (`-> f32 { ... return 0.0; }`) becomes a kernel value.
+  LoweredValue asDeclared(const LoweredValue &v, const TypeRef &declared, SourceRange at,
+                          Context &ctx);
 
   void lowerStmt(const Stmt &s, Context &ctx);
 

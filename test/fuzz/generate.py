@@ -195,7 +195,17 @@ class Program:
             f"dot({self.tensor(m, depth, scope)}, {self.tensor(m, depth, scope)})",
             f"({self.tensor(m, depth, scope)})[0]",
             f"tensor({self.host_float(scope)})",
+            self.host_result(depth, scope),
         ])
+
+    def host_result(self, depth, scope):
+        """A def declaring an f32 result that returns a host number: inlined
+        (an expression body) or called (an `if` keeps it out of line)."""
+        name = self.fresh("lift")
+        m = self.rng.randint(1, 3)
+        body = self.rng.choice(["v", "if v > 0.0 { v } else { 2.0 }"])
+        self.defs.append(f"def {name}(x: f32[{m}], v: float) -> f32 = {body};")
+        return f"({name}({self.tensor(m, depth, scope)}, {self.host_float(scope)}) * sum({self.tensor(m, depth, scope)}))"
 
     def fc(self, n, d, scope):
         m = self.rng.randint(1, 4)
