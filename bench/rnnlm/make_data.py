@@ -9,7 +9,9 @@ words and a final "<s>" are its targets; "<s>" and all but the last of them
 its inputs.
 
 usage: make_data.py TRAIN.txt EVAL.txt OUT_DIR V
-writes OUT_DIR/train.jsonl and OUT_DIR/eval.jsonl; fails unless the training
+writes OUT_DIR/train.jsonl and OUT_DIR/eval.jsonl, and OUT_DIR/eval.txt (the
+evaluation text with "<unk>" in place of unknown words, for the peers, whose
+frozen vocabularies would stop at an unknown word); fails unless the training
 vocabulary has exactly V words (the model's constant).
 """
 import json
@@ -23,18 +25,20 @@ def sentences(path):
             yield line.split() + ["<s>"]
 
 
-def write(path, rows, ids, frozen):
+def write(path, rows, ids, frozen, text=None):
     with open(path, "w", encoding="utf-8") as out:
         for words in rows:
             targets = []
-            for w in words:
+            for k, w in enumerate(words):
                 if w not in ids:
                     if frozen:
-                        w = "<unk>"
+                        words[k] = w = "<unk>"
                     else:
                         ids[w] = len(ids)
                 targets.append(ids[w])
             out.write(json.dumps({"inputs": [0] + targets[:-1], "targets": targets}) + "\n")
+            if text:
+                text.write(" ".join(words[:-1]) + "\n")
 
 
 def main():
@@ -46,7 +50,8 @@ def main():
     write(os.path.join(out_dir, "train.jsonl"), sentences(train), ids, frozen=False)
     if len(ids) != vocabulary:
         sys.exit(f"make_data.py: {train} has {len(ids)} words, the model says V = {vocabulary}")
-    write(os.path.join(out_dir, "eval.jsonl"), sentences(held_out), ids, frozen=True)
+    with open(os.path.join(out_dir, "eval.txt"), "w", encoding="utf-8") as text:
+        write(os.path.join(out_dir, "eval.jsonl"), sentences(held_out), ids, frozen=True, text=text)
 
 
 if __name__ == "__main__":

@@ -85,6 +85,26 @@ void blasGemm(Transpose ta, Transpose tb, int64_t m, int64_t n, int64_t k, const
   });
 }
 
+/// Memory for packed panels, grown without zero-filling or copying: every use
+/// packs it anew, so a batch bigger than the last costs neither a memset nor
+/// a memmove (a vector's resize did both, 8% of an LSTM language model's
+/// step: its vocabulary-wide weight gradient packs a batch-sized operand).
+class PanelBuffer {
+public:
+  float *reserve(size_t floats) {
+    if (floats > capacity_) {
+      capacity_ = std::max(floats, capacity_ + capacity_ / 2);
+      data_.reset(new float[capacity_]);
+    }
+    return data_.get();
+  }
+  const float *data() const { return data_.get(); }
+
+private:
+  std::unique_ptr<float[]> data_;
+  size_t capacity_ = 0;
+};
+
 /// This thread's weight panels: each packed at most once per WeightPass.
 /// Entries keep their memory from pass to pass (the same weights come back
 /// every step); `pass` says which pass packed them.
@@ -93,7 +113,7 @@ struct WeightPanels {
       std::tuple<const float *, bool, int64_t, int64_t, int64_t>; // B, transposed, k, n, ldb
   struct Entry {
     uint64_t pass = 0;
-    std::vector<float> panels;
+    PanelBuffer panels;
   };
   std::map<Key, Entry> entries;
   uint64_t pass = 0; ///< the live pass's number; 0 when none
@@ -103,10 +123,10 @@ thread_local WeightPanels weightPanels;
 
 /// Panels for op(B), packed into `scratch` (or reused from this pass).
 [[maybe_unused]] const float *panelsOf(Transpose tb, int64_t k, int64_t n, const float *b,
-                                       int64_t ldb, std::vector<float> &scratch) {
-  scratch.resize(size_t(k * kPanelWidth * panelCount(n)));
-  packPanels(tb, k, n, b, ldb, scratch.data());
-  return scratch.data();
+                                       int64_t ldb, PanelBuffer &scratch) {
+  float *panels = scratch.reserve(size_t(k * kPanelWidth * panelCount(n)));
+  packPanels(tb, k, n, b, ldb, panels);
+  return panels;
 }
 
 } // namespace
@@ -118,7 +138,7 @@ void gemm(Transpose ta, Transpose tb, int64_t m, int64_t n, int64_t k, const flo
   GemmClock::Scope timing(2 * m * n * k);
   if constexpr (kPanelGemmBuilt) {
     if (panelGemmApplies(n, beta)) {
-      thread_local std::vector<float> scratch;
+      thread_local PanelBuffer scratch;
       splitPanelGemm(ta, m, n, k, a, lda, panelsOf(tb, k, n, b, ldb, scratch), beta, c, ldc);
       return;
     }

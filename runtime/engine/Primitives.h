@@ -481,9 +481,8 @@ template <int W> struct Gather {
 /// Softmax cross-entropy of K logits per row with an integer label per row.
 template <int K> struct Xent {
   static void forward(In<K> logits, const std::vector<int32_t> &labels, Out<1> loss) {
-    float probs[K];
     for (Eigen::Index r = 0; r < logits.rows(); ++r)
-      loss(r, 0) = softmaxXent(logits.data() + r * K, K, checked(labels[size_t(r)]), probs);
+      loss(r, 0) = softmaxXent(logits.data() + r * K, K, checked(labels[size_t(r)]));
   }
   static void backward(In<K> logits, const std::vector<int32_t> &labels, In<1> dy, Out<K> dx) {
     float probs[K];

@@ -414,6 +414,38 @@ TEST(Primitives, Losses) {
   EXPECT_NEAR(loss(0, 0), -std::log(0.75f), 1e-6);
 }
 
+// A vocabulary-wide softmax (the width of a language model's, not a multiple
+// of 16) at every offset from an aligned address: each row's loss and softmax
+// are the same bits wherever the row sits in a batch, and agree with a
+// double-precision softmax.
+TEST(Primitives, SoftmaxXentDoesNotDependOnTheRowsAddress) {
+  constexpr int kWidth = 6022, kLabel = 4321;
+  std::mt19937_64 rng(5);
+  std::uniform_real_distribution<float> dist(-8.0f, 8.0f);
+  std::vector<float> row(kWidth);
+  for (float &v : row)
+    v = dist(rng);
+  std::vector<double> exps(kWidth);
+  const double top = *std::max_element(row.begin(), row.end());
+  double sum = 0;
+  for (int k = 0; k < kWidth; ++k)
+    sum += exps[size_t(k)] = std::exp(double(row[size_t(k)]) - top);
+  const double loss = std::log(sum) + top - row[kLabel];
+  std::vector<float> firstProbs(kWidth);
+  const float first = softmaxXent(row.data(), kWidth, kLabel, firstProbs.data());
+  EXPECT_NEAR(first, loss, 1e-5 * loss);
+  for (int k = 0; k < kWidth; k += 97)
+    EXPECT_NEAR(firstProbs[size_t(k)], exps[size_t(k)] / sum, 1e-6 * exps[size_t(k)] / sum + 1e-12);
+  alignas(64) static float shifted[kWidth + 16];
+  std::vector<float> probs(kWidth);
+  for (int offset = 1; offset < 16; ++offset) {
+    std::copy(row.begin(), row.end(), shifted + offset);
+    EXPECT_EQ(softmaxXent(shifted + offset, kWidth, kLabel), first) << "offset " << offset;
+    EXPECT_EQ(softmaxXent(shifted + offset, kWidth, kLabel, probs.data()), first);
+    EXPECT_EQ(probs, firstProbs) << "offset " << offset;
+  }
+}
+
 TEST(Primitives, DropoutMasksByInstanceKey) {
   ExecContext training{nullptr, true, 9}, inference{nullptr, false, 9};
   std::vector<uint64_t> keys = {11, 12, 13};
