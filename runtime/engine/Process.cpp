@@ -16,6 +16,7 @@ void configureProcess(int threads) {
   setGemmThreads(threads < 1 ? 1 : threads);
   mallopt(M_MMAP_THRESHOLD, 1 << 30); // serve large blocks from the heap...
   mallopt(M_TRIM_THRESHOLD, -1);      // ...and never give them back
+  mallopt(M_ARENA_MAX, 1);            // one heap for every thread: no per-thread arena's mmap
 }
 
 } // namespace foldc::rt

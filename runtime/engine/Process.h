@@ -8,7 +8,10 @@ namespace foldc::rt {
 /// memory in the heap.
 /// glibc returns large blocks to the kernel on free (mmap/munmap), so every
 /// batch would page-fault its buffers and Eigen's GEMM packing space anew
-/// (bench/README.md, "What made the difference").
+/// (bench/README.md, "What made the difference"). All threads share the main
+/// heap: a thread's own arena (the large-stack thread that runs commands has
+/// one) serves a block too big for its 64 MB heaps by mmap whatever the
+/// threshold, and unmaps it on free.
 /// Call once at start-up, before running models.
 void configureProcess(int threads);
 

@@ -20,24 +20,47 @@ static void indexRows(Schedule &schedule, size_t firstBatch, size_t instances) {
   }
 }
 
-/// Appends the batches of one round (`ids` not empty) by Fold's rule.
+/// Each instance's depth in a round (`ids` not empty), by Fold's rule: 1 +
+/// the deepest argument of the round (instances of earlier rounds, already
+/// computed, count as depth 0). Then every instance no instance of the round
+/// reads (a loss, an output: a sink) moves to the round's last depth, where
+/// the sinks of one kernel make one batch: a language model's predictions of
+/// every position, one GEMM over the vocabulary instead of one per position.
+/// Moving a sink later keeps the order valid: nothing waits for it.
+static std::vector<int> roundDepths(const BatchGraph &graph, std::span<const int32_t> ids) {
+  const int32_t first = ids.front();
+  std::vector<int> depth(size_t(ids.back() - first + 1), 0);
+  std::vector<bool> read(depth.size(), false);
+  int last = 1;
+  for (int32_t id : ids) {
+    int d = 1;
+    for (const ValueRef &a : graph.args(id))
+      if (a.instance >= first) {
+        d = std::max(d, depth[size_t(a.instance - first)] + 1);
+        read[size_t(a.instance - first)] = true;
+      }
+    depth[size_t(id - first)] = d;
+    last = std::max(last, d);
+  }
+  for (int32_t id : ids)
+    if (!read[size_t(id - first)])
+      depth[size_t(id - first)] = last;
+  return depth;
+}
+
+/// Appends the batches of one round (`ids` not empty): one batch per
+/// (depth, kernel) of roundDepths.
 static void batchRoundByDepth(Schedule &schedule, const BatchGraph &graph,
                               std::span<const int32_t> ids) {
   const int base = schedule.maxDepth;
   const int32_t first = ids.front();
-  // Depth in this round by id - first; 0 for instances of earlier rounds,
-  // which are all an instance of the round can read besides its own.
-  std::vector<int> depth(size_t(ids.back() - first + 1), 0);
+  const std::vector<int> depth = roundDepths(graph, ids);
   // (depth, kernel) -> the round's batch, numbered by first appearance.
   std::map<std::pair<int, const Kernel *>, int32_t> batchIndex;
   std::vector<Batch> round;
   std::vector<int32_t> roundBatchOf(ids.size());
   for (size_t i = 0; i < ids.size(); ++i) {
-    int d = 1;
-    for (const ValueRef &a : graph.args(ids[i]))
-      if (a.instance >= first)
-        d = std::max(d, depth[size_t(a.instance - first)] + 1);
-    depth[size_t(ids[i] - first)] = d;
+    const int d = depth[size_t(ids[i] - first)];
     schedule.maxDepth = std::max(schedule.maxDepth, base + d);
     const Kernel *kernel = graph.instance(ids[i]).kernel;
     auto [it, inserted] = batchIndex.emplace(std::make_pair(d, kernel), int32_t(round.size()));

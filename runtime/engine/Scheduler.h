@@ -36,7 +36,9 @@ struct Schedule {
 /// (kernel, depth); batches run by increasing depth, and within a depth in
 /// order of first appearance. Every argument is computed at a smaller depth,
 /// so the order is valid, and a value consumed many levels later is read
-/// where it was written (no pass-through copies).
+/// where it was written (no pass-through copies). One change to the rule:
+/// an instance nothing reads (a sink: a loss, an output) runs at the last
+/// depth, with the other sinks of its kernel.
 Schedule scheduleByDepth(const BatchGraph &graph);
 
 /// The per-example baseline: every instance is its own batch of one, in

@@ -428,6 +428,34 @@ TEST(Scheduler, DepthIsOneMoreThanTheDeepestArgument) {
   EXPECT_EQ(s.batchOf[b] + 1, s.batchOf[d]);
 }
 
+/// A loss read by nothing at each step of a chain (a language model's
+/// prediction of each word): the losses run as one batch at the last depth,
+/// not one a step.
+TEST(Scheduler, SinksRunTogetherAtTheLastDepth) {
+  ConstantKernel<2> zeros("zeros", 0.0f);
+  MseKernel<2> loss("loss");
+  ParamStore params;
+  params.add("W", {2, 2}, {InitKind::Glorot});
+  params.add("b", {2}, {InitKind::Zeros});
+  FcKernel<2, 2> step("step", 0, 1, Act::Tanh);
+  BatchGraph graph;
+  graph.beginExample();
+  ValueRef s{graph.add(zeros, {}), 0};
+  std::vector<int32_t> losses;
+  for (int i = 0; i < 4; ++i) {
+    s = {graph.add(step, {s}), 0};
+    losses.push_back(graph.add(loss, {s, s}));
+  }
+  Schedule schedule = scheduleByDepth(graph);
+  EXPECT_EQ(schedule.maxDepth, 6); // zeros, 4 steps, then every loss
+  ASSERT_EQ(schedule.batches.size(), 6u);
+  const Batch &last = schedule.batches.back();
+  EXPECT_EQ(last.kernel, &loss);
+  EXPECT_EQ(last.rows, 4);
+  for (int32_t id : losses)
+    EXPECT_EQ(schedule.batchOf[id], 5);
+}
+
 TEST(Executor, ValuesConsumedInOrderAreReadInPlace) {
   ParamStore params;
   TreeLstmModel<kN> model(params, kVocab, true, true);
