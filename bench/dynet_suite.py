@@ -13,6 +13,7 @@ every word and the final "<s>" from the state before it; PyTorch's program
 predicts all but the first word (it has no start symbol), and counts so.
 """
 import collections
+import functools
 import json
 import statistics
 import sys
@@ -22,8 +23,14 @@ LABELS = {"rnnlm": "rnnlm-batch (LSTM LM, E 128, H 256, V 6022)",
 QUALITY = {"rnnlm": "test nll", "tagger": "accuracy"}
 
 
+@functools.lru_cache(maxsize=None)
+def lengths(path, field):
+    """Each example's number of words (its `field` list), read once a file."""
+    return [len(json.loads(line)[field]) for line in open(path)]
+
+
 def words(path, field, limit=None):
-    counts = [len(json.loads(line)[field]) for line in open(path)]
+    counts = lengths(path, field)
     return sum(counts[:limit] if limit else counts)
 
 

@@ -419,7 +419,7 @@ LoweredValue Lowering::asDeclared(const LoweredValue &v, const TypeRef &declared
   if (!declared)
     return v;
   if (declared->kind == TypeKind::Tensor && v.kind == LoweredValue::Kind::Host)
-    return emit(ctx, OpKind::Tensor, {v}, types::f32(), at); // `return 0.0` from a `-> f32` def
+    return emit(ctx, OpKind::Tensor, {v}, types::f32(), at); // `return 0.0`, a host metric
   if (declared->kind != TypeKind::Tuple ||
       (v.kind != LoweredValue::Kind::Tuple && v.kind != LoweredValue::Kind::Host))
     return v;
@@ -476,9 +476,8 @@ void Lowering::markResult(LoweredValue v, ResultRole role, int metric, Context &
                           SourceRange at) {
   if (v.kind == LoweredValue::Kind::None)
     return;
-  if (role == ResultRole::Metric &&
-      v.kind == LoweredValue::Kind::Host) // a host number or bool: as f32
-    v = emit(ctx, OpKind::Tensor, {v}, types::f32(), at);
+  if (role == ResultRole::Metric) // a host number or bool: as f32
+    v = asDeclared(v, types::f32(), at, ctx);
   if (v.kind == LoweredValue::Kind::Local) {
     plan_.kernels[size_t(v.kernel)].results.push_back({v.value, role, metric});
     return;

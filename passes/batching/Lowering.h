@@ -153,8 +153,8 @@ private:
 
   /// The context's kernels are placed, then `return value`.
   void returnStep(const LoweredValue &returned, SourceRange at, Context &ctx);
-  /// `v` as the def's declared result: a host number returned where the def
-  /// declares an f32 (`-> f32 { ... return 0.0; }`) becomes a kernel value.
+  /// `v` as a value of type `declared`: a host number where an f32 is
+  /// declared (`-> f32 { ... return 0.0; }`, a metric) becomes a kernel value.
   LoweredValue asDeclared(const LoweredValue &v, const TypeRef &declared, SourceRange at,
                           Context &ctx);
 
