@@ -39,6 +39,10 @@ config.substitutions.append(("%training_control_driver", os.path.join(
 # The conformance programs' drivers (test/Execution/conformance), e.g. %conformance/beam.
 config.substitutions.append(("%conformance/", os.path.join(
     config.foldc_binary_root, "test", "Execution", "conformance", "conformance_")))
+# bf16 inference (--precision bf16) runs where the CPU has AVX-512 BF16.
+with open("/proc/cpuinfo") as cpuinfo:
+    if " avx512_bf16" in cpuinfo.read():
+        config.available_features.add("bf16")
 # AddressSanitizer reserves terabytes of shadow memory: no address-space limit.
 if "address" in config.sanitize:
     config.available_features.add("asan")

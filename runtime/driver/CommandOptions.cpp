@@ -2,6 +2,7 @@
 #include "runtime/driver/CommandOptions.h"
 
 #include "runtime/driver/Selection.h"
+#include "runtime/engine/Gemm.h"
 #include "runtime/engine/Optimizers.h"
 #include "runtime/engine/Schedule.h"
 
@@ -97,6 +98,15 @@ void addDataOptions(CLI::App *cmd, DriverOptions &options) {
 /// Evaluating or running untrained parameters is rarely meant: it is asked for.
 void addInitFlag(CLI::App *cmd, DriverOptions &options, const std::string &what) {
   cmd->add_flag("--init", options.init, what)->excludes(cmd->get_option("--params"));
+}
+
+/// eval, infer and serve: the arithmetic of the products with weights.
+void addPrecisionOption(CLI::App *cmd, DriverOptions &options) {
+  cmd->add_option("--precision", options.precision,
+                  "f32 (default), or bf16: the weights of linear layers and the rows they "
+                  "multiply rounded to bfloat16, their products summed in fp32, everything "
+                  "else fp32 (needs a CPU with AVX-512 BF16)")
+      ->check(CLI::IsMember({"f32", "bf16"}));
 }
 
 /// How infer --data - and serve form batches of what arrives.
@@ -212,6 +222,7 @@ CLI::App *addEvalCommand(CLI::App &app, DriverOptions &options) {
                                       "print the mean loss and metrics of --data as JSON");
   addDataOptions(eval, options);
   addInitFlag(eval, options, "use new parameters initialised from --seed (no --params)");
+  addPrecisionOption(eval, options);
   return eval;
 }
 
@@ -221,6 +232,7 @@ CLI::App *addInferCommand(CLI::App &app, DriverOptions &options) {
   addDataOptions(infer, options);
   addInitFlag(infer, options, "use new parameters initialised from --seed (no --params)");
   addBatchingOptions(infer, options);
+  addPrecisionOption(infer, options);
   return infer;
 }
 
@@ -278,6 +290,7 @@ CLI::App *addServeCommand(CLI::App &app, DriverOptions &options) {
   serve->add_option("--threads", options.threads, "threads for the model's GEMMs (default 1)")
       ->check(kUnsigned & CLI::Range(1, 1024));
   serve->add_flag("--no-batching", options.noBatching, "run every instance alone (the baseline)");
+  addPrecisionOption(serve, options);
   serve->add_flag("--allow-unknown-fields", options.allowUnknownFields,
                   "ignore record fields the data types do not declare (default: an error)");
   return serve;
@@ -360,12 +373,16 @@ std::string misuseOf(Command command, const DriverOptions &options,
   }
   case Command::Eval:
   case Command::Infer:
-  case Command::Serve:
+  case Command::Serve: {
     // --init: see addInitFlag
     if (options.params.empty() && !options.init)
       return std::string(commandName(command)) +
              " needs --params FILE (or --init for new parameters from --seed)";
+    const char *why = nullptr;
+    if (options.precision == "bf16" && !bf16Available(&why))
+      return std::string("--precision bf16: ") + why;
     return "";
+  }
   case Command::Check:
     return "";
   }

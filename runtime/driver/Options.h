@@ -29,6 +29,8 @@ struct DriverOptions {
   double step = 1e-2;      ///< check: the finite-difference step
   uint64_t seed = 1;
   bool noBatching = false;
+  /// eval, infer, serve: "f32", or "bf16" for the products with weights.
+  std::string precision = "f32";
   bool profile = false; ///< train, eval, infer, check: report the GEMMs' time and operations
   bool allowUnknownFields = false;
   bool init = false; ///< eval, infer: fresh parameters, knowingly

@@ -16,6 +16,7 @@ namespace foldc::rt {
 RunOptions Session::runOptions() const {
   RunOptions run;
   run.batching = !options.noBatching;
+  run.precision = options.precision == "bf16" ? Precision::Bf16 : Precision::F32;
   return run;
 }
 

@@ -15,6 +15,52 @@ namespace foldc::rt {
 
 namespace {
 using Clock = std::chrono::steady_clock;
+
+/// Rows [first, last) of `call` (not variadic) as a call of their own: every
+/// per-row pointer advanced, the argument and result pointers kept in `args`
+/// and `outs`.
+ForwardCall rowsOf(const Kernel::Signature &sig, const ForwardCall &call, int first, int last,
+                   std::vector<const float *> &args, std::vector<float *> &outs) {
+  args.clear();
+  outs.clear();
+  for (size_t i = 0; i < call.args.size(); ++i)
+    args.push_back(call.args[i] + size_t(first) * size_t(sig.argWidths[i]));
+  for (size_t j = 0; j < call.outs.size(); ++j)
+    outs.push_back(call.outs[j] + size_t(first) * size_t(sig.outWidths[j]));
+  ForwardCall slice = call;
+  slice.rows = last - first;
+  slice.args = args;
+  slice.outs = outs;
+  slice.hostInts = call.hostInts + size_t(first) * size_t(sig.hostInts);
+  slice.hostFloats = call.hostFloats + size_t(first) * size_t(sig.hostFloats);
+  slice.instanceKeys = call.instanceKeys + first;
+  return slice;
+}
+
+/// Runs a forward call with products against weights in `precision`, split
+/// by rows across `pool`'s threads when it pays.
+void runInParts(WorkerPool *pool, const Kernel &kernel, const ForwardCall &call,
+                Precision precision) {
+  PrecisionScope scope(precision);
+  constexpr int kMinRowsPerPart = 32; // below this, waking a thread costs more than it saves
+  int parts = pool && !call.argCounts ? std::min(pool->size(), call.rows / kMinRowsPerPart) : 1;
+  if (parts <= 1) {
+    kernel.forward(call);
+    return;
+  }
+  pool->run([&](int part) {
+    if (part >= parts)
+      return;
+    PrecisionScope partScope(precision); // a precision is a thread's
+    std::vector<const float *> args;
+    std::vector<float *> outs;
+    ForwardCall slice = rowsOf(kernel.signature(), call, call.rows * part / parts,
+                               call.rows * (part + 1) / parts, args, outs);
+    slice.saved = nullptr; // parts cannot share one slot: backward recomputes
+    kernel.forward(slice);
+  });
+}
+
 } // namespace
 
 size_t Executor::offsetOf(ValueRef ref) const {
@@ -103,7 +149,7 @@ void Executor::gatherArgs(size_t b, std::vector<const float *> &args) {
       continue;
     }
     ++stats_.gatheredArgs;
-    std::vector<float> &buffer = scratch_[i];
+    BulkVector<float> &buffer = scratch_[i];
     size_t width = size_t(widths[i]);
     buffer.resize(rows * width);
     for (size_t r = 0; r < rows; ++r)
@@ -135,33 +181,24 @@ ForwardCall Executor::callFor(size_t b, std::span<const float *const> args,
 }
 
 void Executor::runForward(const Kernel &kernel, const ForwardCall &call) {
-  constexpr int kMinRowsPerPart = 32; // below this, waking a thread costs more than it saves
-  int parts = pool_ && !call.argCounts ? std::min(pool_->size(), call.rows / kMinRowsPerPart) : 1;
-  if (parts <= 1) {
-    kernel.forward(call);
+  // Many rows whose intermediates are not kept run in tiles: a kernel's
+  // temporaries are then one tile's, reused from tile to tile while in
+  // cache, instead of gigabytes touched once (the leaves of one tree of 2^17
+  // leaves). Rows are independent, so the results do not change.
+  constexpr int kTileRows = 1024;
+  const Precision precision = options_.training ? Precision::F32 : options_.precision;
+  if (call.saved || call.argCounts || call.rows < 2 * kTileRows) {
+    runInParts(pool_, kernel, call, precision);
     return;
   }
-  const Kernel::Signature &sig = kernel.signature();
-  pool_->run([&](int part) {
-    if (part >= parts)
-      return;
-    int first = call.rows * part / parts, last = call.rows * (part + 1) / parts;
-    std::vector<const float *> args;
-    std::vector<float *> outs;
-    for (size_t i = 0; i < call.args.size(); ++i)
-      args.push_back(call.args[i] + size_t(first) * size_t(sig.argWidths[i]));
-    for (size_t j = 0; j < call.outs.size(); ++j)
-      outs.push_back(call.outs[j] + size_t(first) * size_t(sig.outWidths[j]));
-    ForwardCall slice = call;
-    slice.rows = last - first;
-    slice.args = args;
-    slice.outs = outs;
-    slice.hostInts = call.hostInts + size_t(first) * size_t(sig.hostInts);
-    slice.hostFloats = call.hostFloats + size_t(first) * size_t(sig.hostFloats);
-    slice.instanceKeys = call.instanceKeys + first;
-    slice.saved = nullptr; // parts cannot share one slot: backward recomputes
-    kernel.forward(slice);
-  });
+  const int tiles = (call.rows + kTileRows - 1) / kTileRows;
+  std::vector<const float *> args;
+  std::vector<float *> outs;
+  for (int t = 0; t < tiles; ++t)
+    runInParts(pool_, kernel,
+               rowsOf(kernel.signature(), call, call.rows * t / tiles, call.rows * (t + 1) / tiles,
+                      args, outs),
+               precision);
 }
 
 void Executor::forward(const BatchGraph &graph, const ExecOptions &options,

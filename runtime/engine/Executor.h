@@ -2,8 +2,10 @@
 #pragma once
 
 #include "runtime/engine/BatchGraph.h"
+#include "runtime/engine/Gemm.h"
 #include "runtime/engine/Params.h"
 #include "runtime/engine/Scheduler.h"
+#include "runtime/support/BulkVector.h"
 
 #include <optional>
 #include <span>
@@ -15,6 +17,9 @@ struct ExecOptions {
   bool batching = true;  ///< false: every instance alone (the test oracle)
   bool training = false; ///< enables dropout
   uint64_t seed = 0;     ///< dropout seed
+  /// Of the products with weights (Gemm.h), when not training: training's
+  /// forward and backward are fp32.
+  Precision precision = Precision::F32;
 };
 
 /// Which recorded instances a forward runs: all of them, or only those that
@@ -120,7 +125,8 @@ private:
   /// The call of batch `b` over gathered arguments and host data.
   ForwardCall callFor(size_t b, std::span<const float *const> args, std::span<float *const> outs);
 
-  /// Runs a forward call, split by rows across the pool when it pays.
+  /// Runs a forward call: in tiles of rows when it has many and keeps
+  /// nothing for backward, each tile split by rows across the pool when it pays.
   void runForward(const Kernel &kernel, const ForwardCall &call);
 
   ParamStore &params_;
@@ -147,13 +153,14 @@ private:
   std::vector<char> argInPlace_;   ///< whether an argument matrix is read in place
   std::vector<size_t> argOffsets_; ///< arena offset of each argument row
   std::vector<int32_t> argCounts_; ///< a variadic batch's arguments per row
-  std::vector<float> values_, grads_;
+  BulkVector<float> values_;       ///< every value is written before it is read
+  std::vector<float> grads_;
   size_t arenaUsed_ = 0; ///< floats of values_ the current forward uses
   /// Every instance before it has been computed (runPendingFor can leave
   /// some not run: runPending runs those after it).
   int32_t firstPending_ = 0;
-  std::vector<char> reached_;               ///< runPendingFor's marks, all 0 between calls
-  std::vector<std::vector<float>> scratch_; ///< gathered argument matrices
+  std::vector<char> reached_;              ///< runPendingFor's marks, all 0 between calls
+  std::vector<BulkVector<float>> scratch_; ///< gathered argument matrices
   /// Per batch, what its kernel's forward kept for backward (training only).
   std::vector<std::unique_ptr<SavedValues>> saved_;
   std::vector<int32_t> hostInts_;

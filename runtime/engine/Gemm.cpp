@@ -3,6 +3,7 @@
 // rows are split among them. And the per-pass panels of weights.
 #include "runtime/engine/Gemm.h"
 
+#include "runtime/engine/Bf16Gemm.h"
 #include "runtime/engine/GemmClock.h"
 #include "runtime/engine/PanelGemm.h"
 #include "runtime/engine/WorkerPool.h"
@@ -58,11 +59,14 @@ const float *rowsFrom(const float *a, Transpose ta, int64_t lda, int64_t first) 
   return ta == Transpose::No ? a + first * lda : a + first;
 }
 
-/// The panel kernel is for a full panel or more: a narrow C (a classifier's
-/// few classes) would leave most of its 32 columns idle. (Unused where the
-/// kernel is not built: its callers are behind `if constexpr (kPanelGemmBuilt)`.)
+/// The panel kernel takes every width, a narrow C (a classifier's few
+/// classes) too, though most of its one panel's 32 columns are then idle:
+/// OpenBLAS sums a narrow product's columns in an order that depends on the
+/// row count, and batched results must equal unbatched ones to the bit.
+/// (Unused where the kernel is not built: its callers are behind
+/// `if constexpr (kPanelGemmBuilt)`.)
 [[maybe_unused]] bool panelGemmApplies(int64_t n, float beta) {
-  return kPanelGemmBuilt && n >= kPanelWidth && (beta == 0.0f || beta == 1.0f);
+  return kPanelGemmBuilt && n >= 1 && (beta == 0.0f || beta == 1.0f);
 }
 
 /// panelGemm() with C's rows split over the GEMM threads.
@@ -89,19 +93,19 @@ void blasGemm(Transpose ta, Transpose tb, int64_t m, int64_t n, int64_t k, const
 /// packs it anew, so a batch bigger than the last costs neither a memset nor
 /// a memmove (a vector's resize did both, 8% of an LSTM language model's
 /// step: its vocabulary-wide weight gradient packs a batch-sized operand).
-class PanelBuffer {
+template <class T> class PanelBuffer {
 public:
-  float *reserve(size_t floats) {
-    if (floats > capacity_) {
-      capacity_ = std::max(floats, capacity_ + capacity_ / 2);
-      data_.reset(new float[capacity_]);
+  T *reserve(size_t elements) {
+    if (elements > capacity_) {
+      capacity_ = std::max(elements, capacity_ + capacity_ / 2);
+      data_.reset(new T[capacity_]);
     }
     return data_.get();
   }
-  const float *data() const { return data_.get(); }
+  const T *data() const { return data_.get(); }
 
 private:
-  std::unique_ptr<float[]> data_;
+  std::unique_ptr<T[]> data_;
   size_t capacity_ = 0;
 };
 
@@ -109,11 +113,12 @@ private:
 /// Entries keep their memory from pass to pass (the same weights come back
 /// every step); `pass` says which pass packed them.
 struct WeightPanels {
-  using Key =
-      std::tuple<const float *, bool, int64_t, int64_t, int64_t>; // B, transposed, k, n, ldb
+  // B, transposed, k, n, ldb, precision
+  using Key = std::tuple<const float *, bool, int64_t, int64_t, int64_t, Precision>;
   struct Entry {
     uint64_t pass = 0;
-    PanelBuffer panels;
+    PanelBuffer<float> panels;  ///< Precision::F32
+    PanelBuffer<uint16_t> bf16; ///< Precision::Bf16
   };
   std::map<Key, Entry> entries;
   uint64_t pass = 0; ///< the live pass's number; 0 when none
@@ -121,15 +126,67 @@ struct WeightPanels {
 };
 thread_local WeightPanels weightPanels;
 
+/// This thread's gemmWithWeights precision (PrecisionScope).
+thread_local Precision weightPrecision = Precision::F32;
+
 /// Panels for op(B), packed into `scratch` (or reused from this pass).
 [[maybe_unused]] const float *panelsOf(Transpose tb, int64_t k, int64_t n, const float *b,
-                                       int64_t ldb, PanelBuffer &scratch) {
+                                       int64_t ldb, PanelBuffer<float> &scratch) {
   float *panels = scratch.reserve(size_t(k * kPanelWidth * panelCount(n)));
   packPanels(tb, k, n, b, ldb, panels);
   return panels;
 }
 
+/// gemmWithWeights in bf16 (Bf16Gemm.h), C's rows split over the GEMM
+/// threads; the panels come from this pass's cache, or are packed for this
+/// call on a thread without a pass.
+[[maybe_unused]] void bf16GemmWithWeights(Transpose tb, int64_t m, int64_t n, int64_t k,
+                                          const float *a, int64_t lda, const float *weights,
+                                          int64_t ldw, float beta, float *c, int64_t ldc) {
+  GemmClock::Scope timing(2 * m * n * k);
+  WeightPanels &cache = weightPanels;
+  thread_local PanelBuffer<uint16_t> scratch;
+  const uint16_t *panels = nullptr;
+  auto pack = [&](PanelBuffer<uint16_t> &into) {
+    uint16_t *packed = into.reserve(size_t(bf16PanelSize(k, n)));
+    packBf16Panels(tb == Transpose::Yes, k, n, weights, ldw, packed);
+    return packed;
+  };
+  if (cache.pass == 0) {
+    panels = pack(scratch);
+  } else {
+    WeightPanels::Entry &entry =
+        cache.entries[{weights, tb == Transpose::Yes, k, n, ldw, Precision::Bf16}];
+    if (entry.pass != cache.pass) {
+      pack(entry.bf16);
+      entry.pass = cache.pass;
+    }
+    panels = entry.bf16.data();
+  }
+  splitRows(m, [&](int64_t first, int64_t last) {
+    bf16PanelGemm(last - first, n, k, a + first * lda, lda, panels, beta, c + first * ldc, ldc);
+  });
+}
+
 } // namespace
+
+bool bf16Available(const char **why) {
+  const char *reason = nullptr;
+  if (!kBf16GemmBuilt)
+    reason = "this foldc runtime was built for a CPU without AVX-512 BF16 (vdpbf16ps); build it "
+             "with -march=native on one that has it";
+  else if (!bf16GemmAvailable())
+    reason = "this CPU has no AVX-512 BF16 (vdpbf16ps)";
+  if (why)
+    *why = reason;
+  return reason == nullptr;
+}
+
+PrecisionScope::PrecisionScope(Precision precision) : before_(weightPrecision) {
+  weightPrecision = precision;
+}
+
+PrecisionScope::~PrecisionScope() { weightPrecision = before_; }
 
 void gemm(Transpose ta, Transpose tb, int64_t m, int64_t n, int64_t k, const float *a, int64_t lda,
           const float *b, int64_t ldb, float beta, float *c, int64_t ldc) {
@@ -138,7 +195,7 @@ void gemm(Transpose ta, Transpose tb, int64_t m, int64_t n, int64_t k, const flo
   GemmClock::Scope timing(2 * m * n * k);
   if constexpr (kPanelGemmBuilt) {
     if (panelGemmApplies(n, beta)) {
-      thread_local PanelBuffer scratch;
+      thread_local PanelBuffer<float> scratch;
       splitPanelGemm(ta, m, n, k, a, lda, panelsOf(tb, k, n, b, ldb, scratch), beta, c, ldc);
       return;
     }
@@ -149,11 +206,17 @@ void gemm(Transpose ta, Transpose tb, int64_t m, int64_t n, int64_t k, const flo
 void gemmWithWeights(Transpose ta, Transpose tb, int64_t m, int64_t n, int64_t k, const float *a,
                      int64_t lda, const float *weights, int64_t ldw, float beta, float *c,
                      int64_t ldc) {
+  if constexpr (kBf16GemmBuilt) {
+    if (weightPrecision == Precision::Bf16 && ta == Transpose::No && m != 0 &&
+        panelGemmApplies(n, beta))
+      return bf16GemmWithWeights(tb, m, n, k, a, lda, weights, ldw, beta, c, ldc);
+  }
   WeightPanels &cache = weightPanels;
   if constexpr (kPanelGemmBuilt) {
     if (cache.pass != 0 && m != 0 && n != 0 && panelGemmApplies(n, beta)) {
       GemmClock::Scope timing(2 * m * n * k);
-      WeightPanels::Entry &entry = cache.entries[{weights, tb == Transpose::Yes, k, n, ldw}];
+      WeightPanels::Entry &entry =
+          cache.entries[{weights, tb == Transpose::Yes, k, n, ldw, Precision::F32}];
       if (entry.pass != cache.pass) {
         panelsOf(tb, k, n, weights, ldw, entry.panels);
         entry.pass = cache.pass;

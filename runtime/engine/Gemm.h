@@ -1,5 +1,5 @@
-// The GEMMs of linear layers: on AVX-512 CPUs a kernel of this runtime
-// (PanelGemm.h); else, or with more than one GEMM thread, OpenBLAS, faster
+// The GEMMs of linear layers: on AVX-512 CPUs kernels of this runtime
+// (PanelGemm.h; Bf16Gemm.h for inference in bf16); else OpenBLAS, faster
 // than Eigen's at these shapes (bench/README.md, "GEMM").
 #pragma once
 
@@ -16,10 +16,33 @@ void gemm(Transpose ta, Transpose tb, int64_t m, int64_t n, int64_t k, const flo
 
 /// gemm() where B is a layer's weights, unchanged while a WeightPass lives
 /// on this thread: each weight matrix is packed for the kernel once per
-/// pass, not once per level of the batch.
+/// pass, not once per level of the batch. Under PrecisionScope(Bf16), in
+/// bf16 where the bf16 kernel is built and A is not transposed.
 void gemmWithWeights(Transpose ta, Transpose tb, int64_t m, int64_t n, int64_t k, const float *a,
                      int64_t lda, const float *weights, int64_t ldw, float beta, float *c,
                      int64_t ldc);
+
+/// The arithmetic of gemmWithWeights: fp32, or (inference only) the weights
+/// and the left operand's rows rounded to bfloat16 and their products summed
+/// in fp32 (Bf16Gemm.h).
+enum class Precision : uint8_t { F32, Bf16 };
+
+/// Whether Precision::Bf16 can run on this host; when not, `why` says why.
+bool bf16Available(const char **why = nullptr);
+
+/// Sets this thread's gemmWithWeights precision for its lifetime (then
+/// restores the one before). Each thread that runs a part of a pass sets its
+/// own: the precision is a thread's, like its WeightPass.
+class PrecisionScope {
+public:
+  explicit PrecisionScope(Precision precision);
+  ~PrecisionScope();
+  PrecisionScope(const PrecisionScope &) = delete;
+  PrecisionScope &operator=(const PrecisionScope &) = delete;
+
+private:
+  Precision before_;
+};
 
 /// A forward or backward pass of one executor, on its thread: the weights
 /// gemmWithWeights() is given do not change until it ends. Other threads

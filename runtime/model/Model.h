@@ -41,6 +41,9 @@ struct RunOptions {
   /// data-parallel share's gradients are then its part of the global batch's
   /// mean, and the ranks' gradients add up to it.
   int globalBatch = 0;
+  /// Of the products with weights in infer and eval (bf16: Gemm.h's
+  /// Precision); a training step is fp32 whatever this says.
+  Precision precision = Precision::F32;
 };
 
 /// The objective and metrics of some examples.
@@ -220,6 +223,7 @@ private:
     exec.batching = options.batching;
     exec.training = training;
     exec.seed = options.seed;
+    exec.precision = training ? Precision::F32 : options.precision;
     return exec;
   }
 

@@ -154,9 +154,10 @@ public:
 
   // Each reads its examples (deep data: recursive readers) and runs the
   // model on the large stack, where the examples are destroyed too.
-  std::vector<nlohmann::json> infer(const py::iterable &examples) {
+  std::vector<nlohmann::json> infer(const py::iterable &examples, const std::string &precision) {
+    RunOptions run = inferenceOptions(precision);
     std::vector<nlohmann::json> values = jsonValues(examples, true);
-    return alone([&] { return model_->infer(values); });
+    return alone([&] { return model_->infer(values, run); });
   }
   BatchResult trainStep(const py::iterable &examples, BoundOptimizer &optimizer, uint64_t seed,
                         const std::string &reduction) {
@@ -169,9 +170,10 @@ public:
     run.globalBatch = reduction == "sum" ? 1 : 0; // the objective's divisor (0: the examples)
     return alone([&] { return model_->trainStep(values, *optimizer.optimizer, run); });
   }
-  BatchResult eval(const py::iterable &examples) {
+  BatchResult eval(const py::iterable &examples, const std::string &precision) {
+    RunOptions run = inferenceOptions(precision);
     std::vector<nlohmann::json> values = jsonValues(examples, false);
-    return alone([&] { return model_->eval(values); });
+    return alone([&] { return model_->eval(values, run); });
   }
   void load(const std::string &path) {
     alone([&] { loadInPlace(model_->params(), path); });
@@ -182,6 +184,19 @@ public:
   AnyModel &model() { return *model_; }
 
 private:
+  /// infer's and eval's options: the precision of the products with weights
+  /// ("f32" or "bf16", as the driver's --precision).
+  static RunOptions inferenceOptions(const std::string &precision) {
+    if (precision != "f32" && precision != "bf16")
+      throw py::value_error("precision must be 'f32' or 'bf16', not '" + precision + "'");
+    const char *why = nullptr;
+    if (precision == "bf16" && !bf16Available(&why))
+      throw py::value_error(std::string("precision 'bf16': ") + why);
+    RunOptions run;
+    run.precision = precision == "bf16" ? Precision::Bf16 : Precision::F32;
+    return run;
+  }
+
   static long nextSerial() {
     static std::atomic<long> last{0};
     return ++last;
@@ -239,11 +254,13 @@ void defineModule(py::module_ &module, const std::string &name, ModelMaker make)
       .def("save", &Model::save)
       .def(
           "infer",
-          [](Model &m, const py::iterable &examples) {
+          [](Model &m, const py::iterable &examples, const std::string &precision) {
             // One JSON text for all the outputs: Python parses it once.
-            return pythonValue(nlohmann::json(m.infer(examples))).cast<py::list>();
+            return pythonValue(nlohmann::json(m.infer(examples, precision))).cast<py::list>();
           },
-          "The output of each example (dicts and lists of the JSONL shape, or JSON strings).")
+          py::arg("examples"), py::arg("precision") = "f32",
+          "The output of each example (dicts and lists of the JSONL shape, or JSON strings); "
+          "`precision` 'bf16' multiplies by the weights in bfloat16 (infer --precision).")
       .def(
           "train_step",
           [](Model &m, const py::iterable &batch, BoundOptimizer &optimizer, uint64_t seed,
@@ -269,10 +286,11 @@ void defineModule(py::module_ &module, const std::string &name, ModelMaker make)
           "foldc's Model.fit adds up over an epoch as `train` does.")
       .def(
           "eval",
-          [](Model &m, const py::iterable &batch) {
-            return resultDict(m.eval(batch), m.model().metricNames());
+          [](Model &m, const py::iterable &batch, const std::string &precision) {
+            return resultDict(m.eval(batch, precision), m.model().metricNames());
           },
-          "The mean loss and metrics of the batch.")
+          py::arg("batch"), py::arg("precision") = "f32",
+          "The mean loss and metrics of the batch; `precision` as infer's.")
       .def_property_readonly("metric_names", [](Model &m) { return m.model().metricNames(); })
       .def_property_readonly(
           "params",

@@ -29,10 +29,11 @@ public:
   virtual ~AnyModel() = default;
   /// Each reads `values` as the model's examples (a DataError names the one
   /// that does not read: `example:I: path: what`) and runs them as one batch.
-  virtual std::vector<nlohmann::json> infer(const std::vector<nlohmann::json> &values) = 0;
+  virtual std::vector<nlohmann::json> infer(const std::vector<nlohmann::json> &values,
+                                            const RunOptions &run) = 0;
   virtual BatchResult trainStep(const std::vector<nlohmann::json> &values, Optimizer &optimizer,
                                 const RunOptions &run) = 0;
-  virtual BatchResult eval(const std::vector<nlohmann::json> &values) = 0;
+  virtual BatchResult eval(const std::vector<nlohmann::json> &values, const RunOptions &run) = 0;
   virtual ParamStore &params() = 0;
   virtual const std::vector<std::string> &metricNames() const = 0;
   virtual void save(const std::string &path) const = 0;
@@ -46,18 +47,19 @@ public:
 
   TypedModel(Reader read, uint64_t seed) : read_(read) { model_.init(seed); }
 
-  std::vector<nlohmann::json> infer(const std::vector<nlohmann::json> &values) override {
+  std::vector<nlohmann::json> infer(const std::vector<nlohmann::json> &values,
+                                    const RunOptions &run) override {
     std::vector<Example> batch = readAll(values);
-    return model_.infer(pointers(batch));
+    return model_.infer(pointers(batch), run);
   }
   BatchResult trainStep(const std::vector<nlohmann::json> &values, Optimizer &optimizer,
                         const RunOptions &run) override {
     std::vector<Example> batch = readAll(values);
     return model_.train_step(pointers(batch), optimizer, run);
   }
-  BatchResult eval(const std::vector<nlohmann::json> &values) override {
+  BatchResult eval(const std::vector<nlohmann::json> &values, const RunOptions &run) override {
     std::vector<Example> batch = readAll(values);
-    return model_.eval(pointers(batch));
+    return model_.eval(pointers(batch), run);
   }
   ParamStore &params() override { return model_.params(); }
   const std::vector<std::string> &metricNames() const override { return model_.metricNames(); }

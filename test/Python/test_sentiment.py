@@ -58,6 +58,32 @@ def test_eval_gives_the_command_lines_loss_and_metrics(sst, tmp_path):
     assert model.metric_names == ["all_hits", "binary_root_hits", "root_hits"]
 
 
+def bf16_here():
+    with open("/proc/cpuinfo") as cpuinfo:
+        return " avx512_bf16" in cpuinfo.read()
+
+
+@pytest.mark.skipif(not bf16_here(), reason="no AVX-512 BF16 on this CPU")
+def test_bf16_infer_and_eval_give_the_command_lines_results(sst, tmp_path):
+    data, trees = sst
+    model = sentiment.Model(seed=5)
+    model.save(str(tmp_path / "p.st"))
+    params = ["--data", str(data), "--params", str(tmp_path / "p.st"), "--precision", "bf16"]
+    cli = [json.loads(line)["output"] for line in driver("infer", *params).splitlines()]
+    ours = model.infer(trees, precision="bf16")
+    np.testing.assert_allclose(np.array(ours), np.array(cli), rtol=1e-5, atol=1e-7)
+    fp32 = model.infer(trees)
+    assert ours != fp32, "the products ran in bf16"
+    np.testing.assert_allclose(np.array(ours), np.array(fp32), rtol=1e-2, atol=1e-3)
+    assert model.eval(trees, precision="bf16")["loss"] == pytest.approx(
+        json.loads(driver("eval", *params))["loss"], rel=1e-6)
+
+
+def test_a_precision_that_does_not_exist_is_an_error():
+    with pytest.raises(ValueError, match="precision must be 'f32' or 'bf16', not 'fp8'"):
+        sentiment.Model().infer([], precision="fp8")
+
+
 def test_errors_are_exceptions_with_the_command_lines_message(sst, tmp_path):
     bad = {"Leaf": {"word": "x", "label": 1}}
     (tmp_path / "bad.jsonl").write_text(json.dumps(bad) + "\n")

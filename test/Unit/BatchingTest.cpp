@@ -307,6 +307,28 @@ TEST(Executor, InferenceOnAChainReusesTheValuesSpace) {
   }
 }
 
+/// A batch of thousands of rows (one tree's 4,096 leaves) runs its
+/// inference forward in tiles of rows: every value is the unbatched one.
+TEST(Executor, ABatchOfManyRowsRunsInTilesWithTheSameValues) {
+  ParamStore params;
+  TreeLstmModel<kN> model(params, kVocab, true, false);
+  params.initialize(5);
+  BatchGraph graph;
+  std::vector<int32_t> roots = unfoldAll(model, balancedTrees(1, 4096, 3), graph);
+  Executor tiled(params), single(params);
+  tiled.forward(graph, ExecOptions{true, false, 0});
+  single.forward(graph, ExecOptions{false, false, 0});
+  int widest = 0;
+  for (const Batch &batch : tiled.schedule().batches)
+    widest = std::max(widest, int(batch.rows));
+  EXPECT_EQ(widest, 4096);
+  for (int32_t id = 0; id < int32_t(graph.size()); ++id) {
+    auto a = tiled.value({id, 0}), b = single.value({id, 0});
+    ASSERT_EQ(std::vector<float>(a.begin(), a.end()), std::vector<float>(b.begin(), b.end()))
+        << "instance " << id;
+  }
+}
+
 /// Rounds that run only what some values need leave the rest pending: a
 /// later round runs it, and every value and the objective come out as in one
 /// forward over everything (the interleaved runtime's infer, then eval).
