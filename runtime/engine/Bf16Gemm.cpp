@@ -2,10 +2,10 @@
 // accumulators per pair of k, A's pair of bf16 broadcast as one 32-bit lane.
 #include "runtime/engine/Bf16Gemm.h"
 
+#include "runtime/engine/PanelBlocks.h"
 #include "runtime/engine/PanelGemm.h"
 
 #include <algorithm>
-#include <cstring>
 #include <vector>
 
 #if defined(__AVX512BF16__) && defined(__AVX512BW__)
@@ -16,42 +16,11 @@ namespace foldc::rt {
 
 namespace {
 
-/// One float rounded to bf16 as vcvtne2ps2bf16 does: to nearest, ties to
-/// even; denormals to signed zero; NaN stays a (quiet) NaN.
-uint16_t toBf16(float value) {
-  uint32_t bits = 0;
-  std::memcpy(&bits, &value, sizeof bits);
-  if ((bits & 0x7f800000u) == 0)
-    return uint16_t((bits >> 16) & 0x8000u);
-  if ((bits & 0x7fffffffu) > 0x7f800000u)
-    return uint16_t((bits >> 16) | 0x40u);
-  bits += 0x7fffu + ((bits >> 16) & 1u);
-  return uint16_t(bits >> 16);
-}
-
 int64_t pairsOf(int64_t k) { return (k + 1) / 2; }
 
 } // namespace
 
 int64_t bf16PanelSize(int64_t k, int64_t n) { return pairsOf(k) * 2 * kPanelWidth * panelCount(n); }
-
-void packBf16Panels(bool transposed, int64_t k, int64_t n, const float *b, int64_t ldb,
-                    uint16_t *panels) {
-  auto at = [&](int64_t row, int64_t column) {
-    if (row >= k || column >= n)
-      return uint16_t(0);
-    return toBf16(transposed ? b[column * ldb + row] : b[row * ldb + column]);
-  };
-  const int64_t pairs = pairsOf(k);
-  for (int64_t p = 0; p < panelCount(n); ++p) {
-    uint16_t *panel = panels + p * pairs * 2 * kPanelWidth;
-    for (int64_t q = 0; q < pairs; ++q)
-      for (int64_t j = 0; j < kPanelWidth; ++j) {
-        panel[(q * kPanelWidth + j) * 2] = at(2 * q, p * kPanelWidth + j);
-        panel[(q * kPanelWidth + j) * 2 + 1] = at(2 * q + 1, p * kPanelWidth + j);
-      }
-  }
-}
 
 #if defined(__AVX512BF16__) && defined(__AVX512BW__)
 
@@ -59,7 +28,32 @@ bool bf16GemmAvailable() { return __builtin_cpu_supports("avx512bf16"); }
 
 namespace {
 
-constexpr int kBlockRows = 6;
+/// The first `count` (at most 32) floats at `from`, rounded to bf16 (to
+/// nearest, ties to even); zeros after them.
+__m512i roundedBf16(const float *from, int64_t count) {
+  const __mmask32 mask = count >= 32 ? ~__mmask32(0) : (__mmask32(1) << count) - 1;
+  __m512 low = _mm512_maskz_loadu_ps(__mmask16(mask), from);
+  __m512 high = _mm512_maskz_loadu_ps(__mmask16(mask >> 16), from + 16);
+  return __m512i(_mm512_cvtne2ps_pbh(high, low));
+}
+
+/// Packs 32 columns (the first `width` of them, at `row0` and `row1`; `row1`
+/// null past k) of two rows of B into one panel row: for columns 0-15 then
+/// 16-31, each column's two values side by side.
+void packPair(const float *row0, const float *row1, int64_t width, uint16_t *to) {
+  // Lanes 0-15 of the rounded pair: row 0's first 16 columns; 16-31: row 1's.
+  static const __m512i kInterleave =
+      _mm512_set_epi16(31, 15, 30, 14, 29, 13, 28, 12, 27, 11, 26, 10, 25, 9, 24, 8, 23, 7, 22, 6,
+                       21, 5, 20, 4, 19, 3, 18, 2, 17, 1, 16, 0);
+  for (int half = 0; half < 2; ++half) {
+    const int64_t count = std::clamp<int64_t>(width - 16 * half, 0, 16);
+    __m512 first = _mm512_maskz_loadu_ps(__mmask16((1u << count) - 1), row0 + 16 * half);
+    __m512 second = row1 ? _mm512_maskz_loadu_ps(__mmask16((1u << count) - 1), row1 + 16 * half)
+                         : _mm512_setzero_ps();
+    __m512i both = __m512i(_mm512_cvtne2ps_pbh(second, first));
+    _mm512_storeu_si512(to + 32 * half, _mm512_permutexvar_epi16(kInterleave, both));
+  }
+}
 
 /// A's rows rounded to bf16, each padded to an even length with a zero: row
 /// r's pair q is the 32-bit word r * pairs + q.
@@ -67,15 +61,11 @@ void roundRows(int64_t m, int64_t k, const float *a, int64_t lda, std::vector<ui
   const int64_t pairs = pairsOf(k);
   out.resize(size_t(m * pairs));
   for (int64_t r = 0; r < m; ++r) {
-    const float *row = a + r * lda;
     uint16_t *to = reinterpret_cast<uint16_t *>(out.data() + r * pairs);
     for (int64_t kk = 0; kk < k; kk += 32) {
       const int64_t count = std::min<int64_t>(32, k - kk);
       const __mmask32 mask = count == 32 ? ~__mmask32(0) : (__mmask32(1) << count) - 1;
-      __m512 low = _mm512_maskz_loadu_ps(__mmask16(mask), row + kk);
-      __m512 high = _mm512_maskz_loadu_ps(__mmask16(mask >> 16), row + kk + 16);
-      __m512bh rounded = _mm512_cvtne2ps_pbh(high, low);
-      _mm512_mask_storeu_epi16(to + kk, mask, __m512i(rounded));
+      _mm512_mask_storeu_epi16(to + kk, mask, roundedBf16(a + r * lda + kk, count));
     }
     if (k % 2 != 0)
       to[k] = 0;
@@ -99,48 +89,43 @@ void block(const uint32_t *a, int64_t pairs, const uint16_t *panel, int64_t widt
       right[r] = _mm512_dpbf16_ps(right[r], x, b1);
     }
   }
-  for (int r = 0; r < Rows; ++r) {
-    float *row = c + r * ldc;
-    if (width == kPanelWidth) {
-      _mm512_storeu_ps(row, Accumulate ? _mm512_add_ps(_mm512_loadu_ps(row), left[r]) : left[r]);
-      _mm512_storeu_ps(row + 16,
-                       Accumulate ? _mm512_add_ps(_mm512_loadu_ps(row + 16), right[r]) : right[r]);
-      continue;
-    }
-    float sums[kPanelWidth]; // a narrower last panel: only C's columns are written
-    _mm512_storeu_ps(sums, left[r]);
-    _mm512_storeu_ps(sums + 16, right[r]);
-    for (int64_t j = 0; j < width; ++j)
-      row[j] = Accumulate ? row[j] + sums[j] : sums[j];
-  }
+  for (int r = 0; r < Rows; ++r)
+    panel::storeRow<Accumulate>(c + r * ldc, left[r], right[r], width);
 }
 
-/// The rows of A in blocks of six, then the last 1-5, against one panel.
+/// The rows of A in register blocks, against one panel.
 template <bool Accumulate>
 void panelColumns(int64_t m, const uint32_t *a, int64_t pairs, const uint16_t *panel, int64_t width,
                   float *c, int64_t ldc) {
-  int64_t r = 0;
-  for (; r + kBlockRows <= m; r += kBlockRows)
-    block<kBlockRows, Accumulate>(a + r * pairs, pairs, panel, width, c + r * ldc, ldc);
-  const uint32_t *rest = a + r * pairs;
-  float *out = c + r * ldc;
-  switch (m - r) {
-  case 1:
-    return block<1, Accumulate>(rest, pairs, panel, width, out, ldc);
-  case 2:
-    return block<2, Accumulate>(rest, pairs, panel, width, out, ldc);
-  case 3:
-    return block<3, Accumulate>(rest, pairs, panel, width, out, ldc);
-  case 4:
-    return block<4, Accumulate>(rest, pairs, panel, width, out, ldc);
-  case 5:
-    return block<5, Accumulate>(rest, pairs, panel, width, out, ldc);
-  default:
-    return;
-  }
+  panel::forEachRowBlock(m, [&](auto rows, int64_t first) {
+    block<rows(), Accumulate>(a + first * pairs, pairs, panel, width, c + first * ldc, ldc);
+  });
 }
 
 } // namespace
+
+void packBf16Panels(bool transposed, int64_t k, int64_t n, const float *b, int64_t ldb,
+                    uint16_t *panels) {
+  thread_local std::vector<float> rows; // a transposed B, row-major
+  if (transposed) {
+    rows.resize(size_t(k * n));
+    for (int64_t kk = 0; kk < k; ++kk)
+      for (int64_t j = 0; j < n; ++j)
+        rows[size_t(kk * n + j)] = b[j * ldb + kk];
+    b = rows.data();
+    ldb = n;
+  }
+  const int64_t pairs = pairsOf(k);
+  for (int64_t p = 0; p < panelCount(n); ++p) {
+    uint16_t *panel = panels + p * pairs * 2 * kPanelWidth;
+    const int64_t column = p * kPanelWidth, width = std::min(kPanelWidth, n - column);
+    for (int64_t q = 0; q < pairs; ++q) {
+      const float *row0 = b + 2 * q * ldb + column;
+      const float *row1 = 2 * q + 1 < k ? row0 + ldb : nullptr;
+      packPair(row0, row1, width, panel + q * 2 * kPanelWidth);
+    }
+  }
+}
 
 void bf16PanelGemm(int64_t m, int64_t n, int64_t k, const float *a, int64_t lda,
                    const uint16_t *panels, float beta, float *c, int64_t ldc) {

@@ -26,7 +26,7 @@ int64_t bf16PanelSize(int64_t k, int64_t n);
 /// Packs op(B), k x n, B row-major with row length ldb, rounded to bf16
 /// (to nearest, ties to even): panel p holds columns [32p, 32p + 32), for
 /// each pair of k rows the two values of a column side by side; zeros past
-/// column n and past row k.
+/// column n and past row k. Defined where kBf16GemmBuilt, as bf16PanelGemm.
 void packBf16Panels(bool transposed, int64_t k, int64_t n, const float *b, int64_t ldb,
                     uint16_t *panels);
 

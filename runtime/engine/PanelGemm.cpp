@@ -3,6 +3,8 @@
 // broadcast and the panel's row of 32 loaded once for all six rows.
 #include "runtime/engine/PanelGemm.h"
 
+#include "runtime/engine/PanelBlocks.h"
+
 #include <algorithm>
 #include <cstring>
 
@@ -29,21 +31,7 @@ void packPanels(Transpose tb, int64_t k, int64_t n, const float *b, int64_t ldb,
 
 namespace {
 
-// A GCC/Clang vector type: one AVX-512 register. Loads and stores go
-// through memcpy, which compiles to unaligned moves: C comes at any offset
-// (a pointer to an under-aligned vector typedef is not enough: GCC 12 still
-// emitted aligned stores through one).
-typedef float Vector __attribute__((vector_size(64)));
-
-Vector load(const float *from) {
-  Vector v;
-  std::memcpy(&v, from, sizeof v);
-  return v;
-}
-
-void store(float *to, Vector v) { std::memcpy(to, &v, sizeof v); }
-
-constexpr int kBlockRows = 6;
+using panel::Vector;
 
 /// Rows [0, Rows) and columns [0, width) of C (at `c`) from the same rows
 /// of op(A) (element (r, kk) at a[r * rowStride + kk * kStride]) and one panel.
@@ -54,52 +42,26 @@ void block(const float *a, int64_t rowStride, int64_t kStride, const float *pane
   for (int r = 0; r < Rows; ++r)
     left[r] = right[r] = Vector{};
   for (int64_t kk = 0; kk < k; ++kk) {
-    Vector b0 = load(panel + kk * kPanelWidth), b1 = load(panel + kk * kPanelWidth + 16);
+    Vector b0 = panel::load(panel + kk * kPanelWidth),
+           b1 = panel::load(panel + kk * kPanelWidth + 16);
     for (int r = 0; r < Rows; ++r) {
       float x = a[r * rowStride + kk * kStride];
       left[r] += x * b0;
       right[r] += x * b1;
     }
   }
-  for (int r = 0; r < Rows; ++r) {
-    float *row = c + r * ldc;
-    if (width == kPanelWidth) {
-      store(row, Accumulate ? load(row) + left[r] : left[r]);
-      store(row + 16, Accumulate ? load(row + 16) + right[r] : right[r]);
-      continue;
-    }
-    float sums[kPanelWidth]; // a narrower last panel: only C's columns are written
-    store(sums, left[r]);
-    store(sums + 16, right[r]);
-    for (int64_t j = 0; j < width; ++j)
-      row[j] = Accumulate ? row[j] + sums[j] : sums[j];
-  }
+  for (int r = 0; r < Rows; ++r)
+    panel::storeRow<Accumulate>(c + r * ldc, left[r], right[r], width);
 }
 
-/// The rows of op(A) in blocks of six, then the last 1-5, against one panel.
+/// The rows of op(A) in register blocks, against one panel.
 template <bool Accumulate>
 void panelColumns(int64_t m, int64_t k, const float *a, int64_t rowStride, int64_t kStride,
                   const float *panel, int64_t width, float *c, int64_t ldc) {
-  int64_t r = 0;
-  for (; r + kBlockRows <= m; r += kBlockRows)
-    block<kBlockRows, Accumulate>(a + r * rowStride, rowStride, kStride, panel, k, width,
-                                  c + r * ldc, ldc);
-  const float *rest = a + r * rowStride;
-  float *out = c + r * ldc;
-  switch (m - r) {
-  case 1:
-    return block<1, Accumulate>(rest, rowStride, kStride, panel, k, width, out, ldc);
-  case 2:
-    return block<2, Accumulate>(rest, rowStride, kStride, panel, k, width, out, ldc);
-  case 3:
-    return block<3, Accumulate>(rest, rowStride, kStride, panel, k, width, out, ldc);
-  case 4:
-    return block<4, Accumulate>(rest, rowStride, kStride, panel, k, width, out, ldc);
-  case 5:
-    return block<5, Accumulate>(rest, rowStride, kStride, panel, k, width, out, ldc);
-  default:
-    return;
-  }
+  panel::forEachRowBlock(m, [&](auto rows, int64_t first) {
+    block<rows(), Accumulate>(a + first * rowStride, rowStride, kStride, panel, k, width,
+                              c + first * ldc, ldc);
+  });
 }
 
 } // namespace
