@@ -28,10 +28,9 @@ bool bf16GemmAvailable() { return __builtin_cpu_supports("avx512bf16"); }
 
 namespace {
 
-/// The first `count` (at most 32) floats at `from`, rounded to bf16 (to
-/// nearest, ties to even); zeros after them.
-__m512i roundedBf16(const float *from, int64_t count) {
-  const __mmask32 mask = count >= 32 ? ~__mmask32(0) : (__mmask32(1) << count) - 1;
+/// The floats at `from` that `mask` selects (of 32), rounded to bf16 (to
+/// nearest, ties to even); zeros elsewhere.
+__m512i roundedBf16(const float *from, __mmask32 mask) {
   __m512 low = _mm512_maskz_loadu_ps(__mmask16(mask), from);
   __m512 high = _mm512_maskz_loadu_ps(__mmask16(mask >> 16), from + 16);
   return __m512i(_mm512_cvtne2ps_pbh(high, low));
@@ -65,7 +64,7 @@ void roundRows(int64_t m, int64_t k, const float *a, int64_t lda, std::vector<ui
     for (int64_t kk = 0; kk < k; kk += 32) {
       const int64_t count = std::min<int64_t>(32, k - kk);
       const __mmask32 mask = count == 32 ? ~__mmask32(0) : (__mmask32(1) << count) - 1;
-      _mm512_mask_storeu_epi16(to + kk, mask, roundedBf16(a + r * lda + kk, count));
+      _mm512_mask_storeu_epi16(to + kk, mask, roundedBf16(a + r * lda + kk, mask));
     }
     if (k % 2 != 0)
       to[k] = 0;

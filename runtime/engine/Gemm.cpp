@@ -126,6 +126,18 @@ struct WeightPanels {
 };
 thread_local WeightPanels weightPanels;
 
+/// The live pass's entry for `key`, packed by `pack(entry)` first when an
+/// earlier pass (or none) packed it.
+template <class Pack>
+WeightPanels::Entry &passEntry(WeightPanels &cache, const WeightPanels::Key &key, Pack pack) {
+  WeightPanels::Entry &entry = cache.entries[key];
+  if (entry.pass != cache.pass) {
+    pack(entry);
+    entry.pass = cache.pass;
+  }
+  return entry;
+}
+
 /// This thread's gemmWithWeights precision (PrecisionScope).
 thread_local Precision weightPrecision = Precision::F32;
 
@@ -146,23 +158,17 @@ thread_local Precision weightPrecision = Precision::F32;
   GemmClock::Scope timing(2 * m * n * k);
   WeightPanels &cache = weightPanels;
   thread_local PanelBuffer<uint16_t> scratch;
-  const uint16_t *panels = nullptr;
   auto pack = [&](PanelBuffer<uint16_t> &into) {
     uint16_t *packed = into.reserve(size_t(bf16PanelSize(k, n)));
     packBf16Panels(tb == Transpose::Yes, k, n, weights, ldw, packed);
     return packed;
   };
-  if (cache.pass == 0) {
-    panels = pack(scratch);
-  } else {
-    WeightPanels::Entry &entry =
-        cache.entries[{weights, tb == Transpose::Yes, k, n, ldw, Precision::Bf16}];
-    if (entry.pass != cache.pass) {
-      pack(entry.bf16);
-      entry.pass = cache.pass;
-    }
-    panels = entry.bf16.data();
-  }
+  const uint16_t *panels =
+      cache.pass == 0
+          ? pack(scratch)
+          : passEntry(cache, {weights, tb == Transpose::Yes, k, n, ldw, Precision::Bf16},
+                      [&](WeightPanels::Entry &entry) { pack(entry.bf16); })
+                .bf16.data();
   splitRows(m, [&](int64_t first, int64_t last) {
     bf16PanelGemm(last - first, n, k, a + first * lda, lda, panels, beta, c + first * ldc, ldc);
   });
@@ -213,14 +219,11 @@ void gemmWithWeights(Transpose ta, Transpose tb, int64_t m, int64_t n, int64_t k
   }
   WeightPanels &cache = weightPanels;
   if constexpr (kPanelGemmBuilt) {
-    if (cache.pass != 0 && m != 0 && n != 0 && panelGemmApplies(n, beta)) {
+    if (cache.pass != 0 && m != 0 && panelGemmApplies(n, beta)) {
       GemmClock::Scope timing(2 * m * n * k);
       WeightPanels::Entry &entry =
-          cache.entries[{weights, tb == Transpose::Yes, k, n, ldw, Precision::F32}];
-      if (entry.pass != cache.pass) {
-        panelsOf(tb, k, n, weights, ldw, entry.panels);
-        entry.pass = cache.pass;
-      }
+          passEntry(cache, {weights, tb == Transpose::Yes, k, n, ldw, Precision::F32},
+                    [&](WeightPanels::Entry &e) { panelsOf(tb, k, n, weights, ldw, e.panels); });
       splitPanelGemm(ta, m, n, k, a, lda, entry.panels.data(), beta, c, ldc);
       return;
     }
