@@ -629,6 +629,156 @@ private:
     return "g" + str(bias >= 0 ? bias : i);
   }
 
+  /// The gradient view operand `j` of op `i` writes: FirstWrite(view) when
+  /// that op writes the gradient matrix first (findFirstWrites).
+  std::string gradTarget(int i, size_t j) const {
+    std::string target = gradOf(k_.ops[size_t(i)].operands[j]);
+    return firstWrite_[size_t(i)][j] ? "FirstWrite(" + target + ")" : target;
+  }
+
+  /// Where a gradient of operand `o` goes: columns [lo, hi) of the gradient
+  /// matrix `g<matrix>` (a slice view's, of its source's), or matrix -1 for
+  /// an argument, host value or constant.
+  struct GradientColumns {
+    int matrix = -1;
+    int64_t lo = 0, hi = 0;
+    bool overlaps(const GradientColumns &other) const {
+      return matrix == other.matrix && lo < other.hi && other.lo < hi;
+    }
+  };
+  GradientColumns gradientColumnsOf(const PlanOperand &o) const {
+    if (o.kind != PlanOperand::Kind::Op)
+      return {};
+    const PlanOp &op = k_.ops[size_t(o.index)];
+    if (view_[size_t(o.index)]) {
+      GradientColumns source = gradientColumnsOf(op.operands[0]);
+      int64_t lo = source.lo + op.attrs.lo;
+      return {source.matrix, lo, lo + widthOf(op.type)};
+    }
+    int bias = biasInPlace_[size_t(o.index)];
+    return {bias >= 0 ? bias : o.index, 0, widthOf(op.type)};
+  }
+
+  /// Whether op `i`'s backward writes every element of operand `j`'s
+  /// gradient (with FirstWrite, assigns it): element-wise ops and the
+  /// input of a linear layer, but not a stop_gradient.
+  bool writesWholeGradient(const PlanOp &op, size_t j) const {
+    switch (opInfo(op.kind).family) {
+    case OpFamily::Unary:
+      return op.kind != OpKind::StopGradient;
+    case OpFamily::Binary:
+      return true;
+    case OpFamily::Linear:
+      return j == 0;
+    default:
+      return false;
+    }
+  }
+
+  /// Which columns of the gradient matrices are first written, in the
+  /// backward's order, by an op that writes all of them: that op assigns
+  /// (firstWrite_, and assignsResult_ for a result's incoming gradient), and
+  /// a matrix whose every column is so assigned is not zero-filled
+  /// (zeroFilled_). An LSTM cell's gate gradients, each a slice of one
+  /// matrix, are assigned by their activations' backwards.
+  void findFirstWrites(const std::vector<bool> &flows) {
+    std::vector<std::vector<bool>> written(k_.ops.size()), assigned(k_.ops.size());
+    for (size_t m = 0; m < k_.ops.size(); ++m) {
+      written[m].assign(size_t(widthOf(k_.ops[m].type)), false);
+      assigned[m] = written[m];
+    }
+    // Marks the columns written; true when none was before (they are assigned).
+    writes_.assign(k_.ops.size(), 0);
+    auto write = [&](const GradientColumns &to, bool assigns) {
+      ++writes_[size_t(to.matrix)];
+      auto &columns = written[size_t(to.matrix)];
+      bool first =
+          std::none_of(columns.begin() + to.lo, columns.begin() + to.hi, [](bool w) { return w; });
+      std::fill(columns.begin() + to.lo, columns.begin() + to.hi, true);
+      if (first && assigns)
+        std::fill(assigned[size_t(to.matrix)].begin() + to.lo,
+                  assigned[size_t(to.matrix)].begin() + to.hi, true);
+      return first && assigns;
+    };
+    assignsResult_.assign(k_.results.size(), false);
+    for (size_t j = 0; j < k_.results.size(); ++j)
+      assignsResult_[j] = write(gradientColumnsOf({PlanOperand::Kind::Op, k_.results[j].op}), true);
+    firstWrite_.assign(k_.ops.size(), {});
+    for (size_t i = k_.ops.size(); i-- > 0;) {
+      const PlanOp &op = k_.ops[i];
+      firstWrite_[i].assign(op.operands.size(), false);
+      if (!flows[i] || view_[i] || hasNoGradient(op.kind))
+        continue;
+      std::vector<GradientColumns> targets;
+      for (const PlanOperand &o : op.operands)
+        targets.push_back(gradientColumnsOf(o));
+      for (size_t j = 0; j < targets.size(); ++j) {
+        if (targets[j].matrix < 0)
+          continue;
+        bool alone = std::count_if(targets.begin(), targets.end(), [&](const GradientColumns &t) {
+                       return t.overlaps(targets[j]);
+                     }) == 1;
+        firstWrite_[i][j] = write(targets[j], alone && writesWholeGradient(op, j));
+      }
+    }
+    zeroFilled_.assign(k_.ops.size(), true);
+    for (size_t m = 0; m < k_.ops.size(); ++m)
+      zeroFilled_[m] =
+          std::find(assigned[m].begin(), assigned[m].end(), false) != assigned[m].end();
+  }
+
+  /// Linear layers whose output gradient is computed in the weight's
+  /// deferred product (ops::placedDy): a product with the whole weight, the
+  /// only one with that weight in the kernel (its dy rows are placed when
+  /// the backward starts, and its x rows must follow before any other's).
+  void findPlacedDy(const std::vector<bool> &flows) {
+    placedDy_.assign(k_.ops.size(), false);
+    auto linearOn = [&](int param) {
+      return std::count_if(k_.ops.begin(), k_.ops.end(), [&](const PlanOp &op) {
+        return opInfo(op.kind).family == OpFamily::Linear && op.attrs.param == param;
+      });
+    };
+    for (size_t i = 0; i < k_.ops.size(); ++i) {
+      const PlanOp &op = k_.ops[i];
+      placedDy_[i] = flows[i] && opInfo(op.kind).family == OpFamily::Linear && op.attrs.hi <= 0 &&
+                     linearOn(op.attrs.param) == 1;
+    }
+  }
+
+  /// The result whose incoming gradient is all that gradient matrix `m`
+  /// receives (then `g<m>` is a view of it), or -1.
+  int onlyResultInto(size_t m) const {
+    for (size_t j = 0; j < k_.results.size(); ++j)
+      if (size_t(k_.results[j].op) == m && writes_[m] == 1)
+        return int(j);
+    return -1;
+  }
+
+  /// Declares the gradient matrix `g<i>` (W wide): a view of the incoming
+  /// gradient of a result that nothing else writes to, or zero-filled
+  /// unless its first write assigns it; a linear layer's output gradient
+  /// is placed.
+  void declareGradient(size_t i, const std::vector<int> &placedBy) {
+    std::string w = str(widthOf(k_.ops[i].type));
+    std::string name = "g" + str(int64_t(i));
+    if (int result = onlyResultInto(i); result >= 0 && placedBy[i] < 0) {
+      s_.line("foldc::rt::ConstRows<" + w + "> " + name + "(c.outGrads[" + str(int64_t(result)) +
+              "], rows, " + w + ");");
+      return;
+    }
+    if (placedBy[i] >= 0) {
+      s_.line("foldc::rt::RowsMatrix<" + w + "> " + name + "Own;");
+      s_.line("foldc::rt::Rows<" + w + "> " + name + " = placedDy<" + w + ">(" +
+              param(k_.ops[size_t(placedBy[i])]) + ", rows, " + name + "Own);");
+      if (zeroFilled_[i])
+        s_.line(name + ".setZero();");
+      return;
+    }
+    s_.line("foldc::rt::RowsMatrix<" + w + "> " + name +
+            (zeroFilled_[i] ? " = foldc::rt::RowsMatrix<" + w + ">::Zero(rows, " + w + ");"
+                            : "(rows, " + w + ");"));
+  }
+
   void backwardOp(const PlanOp &op, int i) {
     const OpInfo &info = opInfo(op.kind);
     const auto &o = op.operands;
@@ -641,7 +791,7 @@ private:
     case OpFamily::Unary: {
       std::string y = reads.result ? valueView(i) : kNotKept;
       s_.line(call(op, {W}) + "backward(" + operand(o[0]) + ", " + y + ", " + dy + ", " +
-              gradOf(o[0]) + ");");
+              gradTarget(i, 0) + ");");
       return;
     }
     case OpFamily::Softmax:
@@ -661,7 +811,7 @@ private:
       return;
     case OpFamily::Binary:
       s_.line(call(op, w) + "backward(" + operand(o[0]) + ", " + operand(o[1]) + ", " + dy + ", " +
-              gradOf(o[0]) + ", " + gradOf(o[1]) + ");");
+              gradTarget(i, 0) + ", " + gradTarget(i, 1) + ");");
       return;
     case OpFamily::Reduce:
       s_.line(callAlong(op, w) + "backward(" + in(o[0]) + ", " + dy + ", " + gradOf(o[0]) + ");");
@@ -669,10 +819,18 @@ private:
     case OpFamily::Gather:
       s_.line(call(op, {W}) + "backward(" + indices(o[0]) + ", " + param(op) + ", " + dy + ");");
       return;
-    case OpFamily::Linear:
-      s_.line(call(op, linearSizes(op, w[0], W)) + "backward(" + in(o[0]) + ", " + param(op) +
-              ", " + dy + ", " + gradOf(o[0]) + ");");
+    case OpFamily::Linear: {
+      // x's rows outlive the call when the kernel keeps them (kept values).
+      bool xKept = o[0].kind == PlanOperand::Kind::Op && !isView(o[0]) && kept_[size_t(o[0].index)];
+      std::string keptArgument = xKept ? "kept != nullptr" : "false";
+      if (placedDy_[size_t(i)])
+        s_.line(call(op, linearSizes(op, w[0], W)) + "backwardPlaced(" + in(o[0]) + ", " +
+                param(op) + ", " + dy + ", " + gradTarget(i, 0) + ", " + keptArgument + ");");
+      else
+        s_.line(call(op, linearSizes(op, w[0], W)) + "backward(" + in(o[0]) + ", " + param(op) +
+                ", " + dy + ", " + gradTarget(i, 0) + (xKept ? ", " + keptArgument : "") + ");");
       return;
+    }
     case OpFamily::BiasAdd:
       if (addsInPlace(size_t(i)))
         s_.line(call(op, {W}) + "backwardBias(" + param(op) + ", " + dy + ");");
@@ -772,18 +930,22 @@ private:
     for (int64_t w : discardWidths(flows))
       s_.line("foldc::rt::RowsMatrix<" + str(w) + "> discard" + str(w) +
               " = foldc::rt::RowsMatrix<" + str(w) + ">::Zero(rows, " + str(w) + ");");
-    for (size_t i = 0; i < k_.ops.size(); ++i) {
-      if (!flows[i] || view_[i] || biasInPlace_[i] >= 0)
-        continue;
-      std::string w = str(widthOf(k_.ops[i].type));
-      s_.line("foldc::rt::RowsMatrix<" + w + "> g" + str(int64_t(i)) + " = foldc::rt::RowsMatrix<" +
-              w + ">::Zero(rows, " + w + ");");
-    }
+    findFirstWrites(flows);
+    findPlacedDy(flows);
+    std::vector<int> placedBy(k_.ops.size(), -1); // per gradient matrix: its linear layer
+    for (size_t i = 0; i < k_.ops.size(); ++i)
+      if (placedDy_[i])
+        placedBy[size_t(gradientColumnsOf({PlanOperand::Kind::Op, int(i)}).matrix)] = int(i);
+    for (size_t i = 0; i < k_.ops.size(); ++i)
+      if (flows[i] && !view_[i] && biasInPlace_[i] < 0)
+        declareGradient(i, placedBy);
     for (size_t j = 0; j < k_.results.size(); ++j) {
       int value = k_.results[j].op;
+      if (onlyResultInto(size_t(value)) == int(j) && placedBy[size_t(value)] < 0)
+        continue; // g<value> is a view of it
       std::string w = str(widthOf(k_.ops[size_t(value)].type));
-      s_.line("g" + str(value) + " += foldc::rt::ConstRows<" + w + ">(c.outGrads[" +
-              str(int64_t(j)) + "], rows, " + w + ");");
+      s_.line("g" + str(value) + (assignsResult_[j] ? " = " : " += ") + "foldc::rt::ConstRows<" +
+              w + ">(c.outGrads[" + str(int64_t(j)) + "], rows, " + w + ");");
     }
     for (size_t i = k_.ops.size(); i-- > 0;)
       if (flows[i] && !view_[i] && !hasNoGradient(k_.ops[i].kind))
@@ -795,9 +957,14 @@ private:
   Emitter &s_;
   std::vector<HostSlot> slots_;
   int ints_ = 0, floats_ = 0;
-  std::vector<bool> view_;          ///< per op: a slice read in place (findSliceViews)
-  std::vector<int> biasInPlace_;    ///< per op: the BiasAdd adding to it in place, or -1
-  std::vector<bool> kept_;          ///< per op: its value is kept for the backward pass
+  std::vector<bool> view_;                    ///< per op: a slice read in place (findSliceViews)
+  std::vector<int> biasInPlace_;              ///< per op: the BiasAdd adding to it in place, or -1
+  std::vector<bool> kept_;                    ///< per op: its value is kept for the backward pass
+  std::vector<std::vector<bool>> firstWrite_; ///< per op and operand: assigns its gradient
+  std::vector<bool> assignsResult_; ///< per result: its incoming gradient is the first write
+  std::vector<bool> zeroFilled_;    ///< per gradient matrix: zeroed before the first write
+  std::vector<int> writes_;         ///< per gradient matrix: the writes it receives
+  std::vector<bool> placedDy_;      ///< per op: a linear layer whose dy is placed (placedDy)
   mutable std::vector<bool> reads_; ///< per op: the code emitted so far reads its value
 };
 

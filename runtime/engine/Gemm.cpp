@@ -209,6 +209,28 @@ void gemm(Transpose ta, Transpose tb, int64_t m, int64_t n, int64_t k, const flo
   blasGemm(ta, tb, m, n, k, a, lda, b, ldb, beta, c, ldc);
 }
 
+void gemmPointedRows(int64_t m, int64_t n, int64_t k, const float *const *aRows,
+                     const float *const *bRows, float *c, int64_t ldc) {
+  if (m == 0 || n == 0)
+    return;
+  if constexpr (kPanelGemmBuilt) {
+    GemmClock::Scope timing(2 * m * n * k);
+    thread_local PanelBuffer<float> scratch;
+    float *panels = scratch.reserve(size_t(k * kPanelWidth * panelCount(n)));
+    packPointedRows(k, n, bRows, panels);
+    splitRows(m, [&](int64_t first, int64_t last) {
+      panelGemmPointedRows(last - first, n, k, aRows, first, panels, 1.0f, c + first * ldc, ldc);
+    });
+    return;
+  }
+  std::vector<float> a(size_t(k * m)), b(size_t(k * n)); // no panel kernel: copies for OpenBLAS
+  for (int64_t kk = 0; kk < k; ++kk) {
+    std::copy_n(aRows[kk], m, a.begin() + kk * m);
+    std::copy_n(bRows[kk], n, b.begin() + kk * n);
+  }
+  gemm(Transpose::Yes, Transpose::No, m, n, k, a.data(), m, b.data(), n, 1.0f, c, ldc);
+}
+
 void gemmWithWeights(Transpose ta, Transpose tb, int64_t m, int64_t n, int64_t k, const float *a,
                      int64_t lda, const float *weights, int64_t ldw, float beta, float *c,
                      int64_t ldc) {

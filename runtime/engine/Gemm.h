@@ -14,6 +14,13 @@ enum class Transpose : bool { No, Yes };
 void gemm(Transpose ta, Transpose tb, int64_t m, int64_t n, int64_t k, const float *a, int64_t lda,
           const float *b, int64_t ldb, float beta, float *c, int64_t ldc);
 
+/// C += A^T B where A's k rows of m floats and B's k rows of n floats lie
+/// anywhere (aRows[kk], bRows[kk]): a weight's gradient x^T dy over the
+/// rows a pass kept, read where they are. The same sums in the same order
+/// as gemm() of A and B copied into matrices.
+void gemmPointedRows(int64_t m, int64_t n, int64_t k, const float *const *aRows,
+                     const float *const *bRows, float *c, int64_t ldc);
+
 /// gemm() where B is a layer's weights, unchanged while a WeightPass lives
 /// on this thread: each weight matrix is packed for the kernel once per
 /// pass, not once per level of the batch. Under PrecisionScope(Bf16), in

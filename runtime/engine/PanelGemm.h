@@ -29,11 +29,20 @@ constexpr int64_t panelCount(int64_t n) { return (n + kPanelWidth - 1) / kPanelW
 /// [32p, 32p + 32) of op(B), a row of 32 floats per k, zeros past column n.
 void packPanels(Transpose tb, int64_t k, int64_t n, const float *b, int64_t ldb, float *panels);
 
+/// packPanels() of a B (not transposed) whose k rows lie anywhere (bRows[kk]).
+void packPointedRows(int64_t k, int64_t n, const float *const *bRows, float *panels);
+
 /// C = op(A) B + beta C (beta 0 or 1) for a B packed by packPanels; op(A)
 /// is m x k, A and C row-major with row lengths lda and ldc. Each element
 /// of C is one sum over k in order, whatever m: a row's result does not
 /// depend on the other rows of its batch.
 void panelGemm(Transpose ta, int64_t m, int64_t n, int64_t k, const float *a, int64_t lda,
                const float *panels, float beta, float *c, int64_t ldc);
+
+/// panelGemm() with op(A) = A^T for an A whose k rows lie anywhere:
+/// op(A)(r, kk) is aRows[kk][column + r]. A weight's gradient x^T dy over
+/// the rows of x a pass kept, where they are, in the same order of sums.
+void panelGemmPointedRows(int64_t m, int64_t n, int64_t k, const float *const *aRows,
+                          int64_t column, const float *panels, float beta, float *c, int64_t ldc);
 
 } // namespace foldc::rt

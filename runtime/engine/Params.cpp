@@ -115,20 +115,36 @@ void ParamStore::initialize(uint64_t seed) {
 }
 
 void ParamStore::deferWeightGradients() {
-  for (Param &p : params_)
+  for (Param &p : params_) {
     p.deferred.active = true;
+    p.deferred.xRuns.clear(); // a pass that threw left rows behind
+    p.deferred.dyRuns.clear();
+    p.deferred.xCopies.clear();
+    p.deferred.dy.clear();
+  }
 }
 
 void ParamStore::flushDeferredGradients() {
+  std::vector<const float *> xRows, dyRows;
   for (Param &p : params_) {
     Param::DeferredProduct &d = p.deferred;
     d.active = false;
-    if (d.x.empty())
+    if (d.xRuns.empty())
       continue;
-    int64_t rows = int64_t(d.x.size()) / d.in;
-    gemm(Transpose::Yes, Transpose::No, d.in, d.out, rows, d.x.data(), d.in, d.dy.data(), d.out,
-         1.0f, p.grad.data(), d.out);
-    d.x.clear(); // keeps the capacity: the next pass reuses it
+    xRows.clear();
+    dyRows.clear();
+    for (size_t i = 0; i < d.xRuns.size(); ++i) {
+      const Param::DeferredProduct::XRun &x = d.xRuns[i];
+      for (int64_t r = 0; r < x.rows; ++r) {
+        xRows.push_back(x.kept ? x.kept + r * d.in : d.xCopies.data() + (x.copiedFrom + r) * d.in);
+        dyRows.push_back(d.dy.data() + d.dyRuns[i].from + r * d.out);
+      }
+    }
+    gemmPointedRows(d.in, d.out, int64_t(xRows.size()), xRows.data(), dyRows.data(), p.grad.data(),
+                    d.out);
+    d.xRuns.clear(); // the buffers keep their capacity: the next pass reuses it
+    d.dyRuns.clear();
+    d.xCopies.clear();
     d.dy.clear();
   }
 }

@@ -1,6 +1,9 @@
 // Parameters: named tensors with gradients, initialisers reproducible from a seed.
 #pragma once
 
+#include "runtime/support/BulkVector.h"
+
+#include <algorithm>
 #include <cstdint>
 #include <new>
 #include <span>
@@ -44,11 +47,30 @@ struct Param {
   /// (ParamStore::deferWeightGradients): the rows of x and dy of every batch,
   /// multiplied once at the end. One GEMM over all of a pass's rows reads and
   /// writes the gradient once, not once per batch (a small minibatch has
-  /// batches of a few rows at each of many depths).
+  /// batches of a few rows at each of many depths). Rows of x that the
+  /// pass keeps (a kernel's saved values) are read where they are; dy rows
+  /// are written here by the kernel (placeDy) or copied. Each batch's dy
+  /// rows start on a cache line, as a kernel's own matrices do: Eigen
+  /// computes the elements before the first aligned one by its scalar code,
+  /// whose rounding can differ from its vector code's (a contracted
+  /// multiply-add), so results would depend on where the rows landed.
   struct DeferredProduct {
     bool active = false;
     int64_t in = 0, out = 0; ///< widths of x and dy
-    std::vector<float> x, dy;
+    /// A run of x's rows: at `kept` (alive until the pass ends), else copied
+    /// into `xCopies` from row `copiedFrom` on.
+    struct XRun {
+      const float *kept;
+      int64_t copiedFrom, rows;
+    };
+    std::vector<XRun> xRuns;
+    /// A run of dy's rows: in `dy` from float `from` on, paired with the
+    /// x run of the same index.
+    struct DyRun {
+      int64_t from, rows;
+    };
+    std::vector<DyRun> dyRuns;
+    BulkVector<float> xCopies, dy;
   };
   DeferredProduct deferred;
 
@@ -67,12 +89,33 @@ struct Param {
     }
   }
   /// Collects `rows` rows of x (`in` wide) and dy (`out` wide) for a
-  /// deferred x^T dy (`deferred.active` must be set).
-  void deferProduct(const float *x, const float *dy, int64_t rows, int64_t in, int64_t out) {
-    deferred.in = in;
-    deferred.out = out;
-    deferred.x.insert(deferred.x.end(), x, x + rows * in);
-    deferred.dy.insert(deferred.dy.end(), dy, dy + rows * out);
+  /// deferred x^T dy (`deferred.active` must be set). `xKept`: x's rows stay
+  /// where they are until the pass ends, so they are not copied.
+  void deferProduct(const float *x, bool xKept, const float *dy, int64_t rows, int64_t in,
+                    int64_t out) {
+    deferX(x, xKept, rows, in);
+    std::copy_n(dy, rows * out, placeDy(rows, out));
+  }
+  /// The x half of deferProduct(), for dy rows already placed.
+  void deferX(const float *x, bool xKept, int64_t rows, int64_t in) {
+    DeferredProduct &d = deferred;
+    d.in = in;
+    int64_t copiedFrom = int64_t(d.xCopies.size()) / in;
+    if (!xKept)
+      d.xCopies.insert(d.xCopies.end(), x, x + rows * in);
+    d.xRuns.push_back({xKept ? x : nullptr, copiedFrom, rows});
+  }
+  /// Room for `rows` rows of dy (`out` wide) in the deferred product,
+  /// unwritten: the kernel computes its dy there and then calls deferX().
+  /// Valid until the next placeDy() or deferProduct() of this parameter.
+  float *placeDy(int64_t rows, int64_t out) {
+    DeferredProduct &d = deferred;
+    d.out = out;
+    constexpr size_t kLine = 64 / sizeof(float); // BulkVector's blocks start on a line
+    size_t at = (d.dy.size() + kLine - 1) / kLine * kLine;
+    d.dy.resize(at + size_t(rows * out));
+    d.dyRuns.push_back({int64_t(at), rows});
+    return d.dy.data() + at;
   }
   /// Marks row `r` as having a gradient this step.
   void touchRow(int32_t r) {

@@ -18,6 +18,8 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace foldc::rt::ops {
@@ -30,22 +32,76 @@ template <int W> using Out = Rows<W>;
 /// builtin table's backwardReads). Reading it does not compile.
 struct NotKept {};
 
+/// A gradient view for the op that writes a gradient matrix first: its `+=`
+/// and `-=` assign, so the matrix is not zero-filled before. The generated
+/// code passes one only to backwards that write every element of it.
+template <class View> struct FirstWrite {
+  explicit FirstWrite(View v) : view(v) {} // clang 14 has no paren-init of aggregates
+  View view;
+  template <class E> void operator+=(const E &e) { view = e; }
+  template <class E> void operator-=(const E &e) { view = -e; }
+  struct ArrayView {
+    View &view;
+    template <class E> void operator+=(const E &e) { view.array() = e; }
+    template <class E> void operator-=(const E &e) { view.array() = -e; }
+  };
+  ArrayView array() { return {view}; }
+};
+
+/// Where a kernel computes the gradient dy of a linear layer's output that
+/// multiplies the whole weight `w`: in w's deferred product when the pass
+/// defers it (then Linear::backwardPlaced() does not copy it), else in
+/// `own`. Unwritten.
+template <int W> Rows<W> placedDy(Param &w, int rows, RowsMatrix<W> &own) {
+  if (w.deferred.active)
+    return Rows<W>(w.placeDy(rows, W), rows, W);
+  own.resize(rows, W);
+  return Rows<W>(own.data(), rows, W);
+}
+
 /// y = x @ W for a parameter W: [I, O]; or, with COLS > O, y = x @ W[:, LO:LO+O]
 /// for W: [I, COLS] (a recurrent cell's gates read their block of columns).
+/// `xKept` in the backwards: x's rows live until the pass ends (a kernel's
+/// kept values), so a deferred weight gradient reads them where they are.
 template <int I, int O, int LO = 0, int COLS = O> struct Linear {
   static_assert(LO >= 0 && LO + O <= COLS);
   static void forward(In<I> x, const Param &w, Out<O> y) {
     gemmWithWeights(Transpose::No, Transpose::No, x.rows(), O, I, x.data(), I, w.value.data() + LO,
                     COLS, 0.0f, y.data(), O);
   }
-  static void backward(In<I> x, Param &w, In<O> dy, Out<I> dx) {
+  /// dx += dy W^T.
+  static void backward(In<I> x, Param &w, In<O> dy, Out<I> dx, bool xKept = false) {
+    weightGradient(x, w, dy, xKept);
+    inputGradient(w, dy, dx, 1.0f);
+  }
+  /// dx = dy W^T: the first write of dx.
+  static void backward(In<I> x, Param &w, In<O> dy, FirstWrite<Out<I>> dx, bool xKept = false) {
+    weightGradient(x, w, dy, xKept);
+    inputGradient(w, dy, dx.view, 0.0f);
+  }
+  /// backward() for a dy computed where placedDy() put it.
+  template <class DX> static void backwardPlaced(In<I> x, Param &w, In<O> dy, DX &&dx, bool xKept) {
+    static_assert(COLS == O, "placedDy is for products with the whole weight");
+    if (!w.deferred.active)
+      return backward(x, w, dy, std::forward<DX>(dx), xKept);
+    w.deferX(x.data(), xKept, x.rows(), I);
+    if constexpr (std::is_same_v<std::decay_t<DX>, FirstWrite<Out<I>>>)
+      inputGradient(w, dy, dx.view, 0.0f);
+    else
+      inputGradient(w, dy, dx, 1.0f);
+  }
+
+private:
+  static void weightGradient(In<I> x, Param &w, In<O> dy, bool xKept) {
     if (w.deferred.active && COLS == O)
-      w.deferProduct(x.data(), dy.data(), x.rows(), I, O);
+      w.deferProduct(x.data(), xKept, dy.data(), x.rows(), I, O);
     else // a block of columns: its gradient at once, into that block
       gemm(Transpose::Yes, Transpose::No, I, O, x.rows(), x.data(), I, dy.data(), O, 1.0f,
            w.grad.data() + LO, COLS);
+  }
+  static void inputGradient(const Param &w, In<O> dy, Out<I> dx, float beta) {
     gemmWithWeights(Transpose::No, Transpose::Yes, dy.rows(), I, O, dy.data(), O,
-                    w.value.data() + LO, COLS, 1.0f, dx.data(), I);
+                    w.value.data() + LO, COLS, beta, dx.data(), I);
   }
 };
 

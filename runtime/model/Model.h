@@ -223,7 +223,7 @@ private:
     exec.batching = options.batching;
     exec.training = training;
     exec.seed = options.seed;
-    exec.precision = training ? Precision::F32 : options.precision;
+    exec.precision = options.precision; // the executor trains in fp32 whatever it is
     return exec;
   }
 

@@ -21,14 +21,15 @@ namespace foldc::rt {
 template <class T> struct BulkAllocator {
   using value_type = T;
   static constexpr size_t kMappedBytes = size_t(1) << 20;
+  static constexpr size_t kLineBytes = 64;
 
   BulkAllocator() = default;
   template <class U> BulkAllocator(const BulkAllocator<U> &) noexcept {}
 
   T *allocate(size_t n) {
     const size_t bytes = n * sizeof(T);
-    if (bytes < kMappedBytes)
-      return std::allocator<T>{}.allocate(n);
+    if (bytes < kMappedBytes) // on a cache line, as mapped blocks are
+      return static_cast<T *>(::operator new(bytes, std::align_val_t(kLineBytes)));
     void *p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED)
       throw std::bad_alloc();
@@ -38,7 +39,7 @@ template <class T> struct BulkAllocator {
   void deallocate(T *p, size_t n) noexcept {
     const size_t bytes = n * sizeof(T);
     if (bytes < kMappedBytes)
-      std::allocator<T>{}.deallocate(p, n);
+      ::operator delete(p, std::align_val_t(kLineBytes));
     else
       munmap(p, bytes);
   }

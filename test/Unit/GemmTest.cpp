@@ -121,6 +121,34 @@ TEST(Gemm, ARowsProductDoesNotDependOnTheOtherRowsOfItsBatch) {
   }
 }
 
+TEST(Gemm, RowsReadThroughPointersGiveTheProductOfTheCopiedMatrixBitForBit) {
+  // A weight's deferred gradient x^T dy reads x's rows where the pass kept
+  // them: in any order in memory, at any thread count.
+  for (int64_t m : {1, 7, 130})
+    for (int64_t n : {5, 64, 75})
+      for (int threads : {1, 2}) {
+        const int64_t k = 41;
+        std::vector<float> a = randomMatrix(size_t(k * m), 9), b = randomMatrix(size_t(k * n), 10);
+        std::vector<float> scatteredA(size_t(2 * k * m)), scatteredB(size_t(2 * k * n));
+        std::vector<const float *> aRows, bRows;
+        for (int64_t kk = 0; kk < k; ++kk) { // row kk at row 2 (k - 1 - kk) of each
+          float *row = scatteredA.data() + 2 * (k - 1 - kk) * m;
+          std::copy_n(a.begin() + kk * m, m, row);
+          aRows.push_back(row);
+          row = scatteredB.data() + 2 * (k - 1 - kk) * n;
+          std::copy_n(b.begin() + kk * n, n, row);
+          bRows.push_back(row);
+        }
+        std::vector<float> expected = randomMatrix(size_t(m * n), 11), pointed = expected;
+        setGemmThreads(threads);
+        gemm(Transpose::Yes, Transpose::No, m, n, k, a.data(), m, b.data(), n, 1.0f,
+             expected.data(), n);
+        gemmPointedRows(m, n, k, aRows.data(), bRows.data(), pointed.data(), n);
+        setGemmThreads(1);
+        ASSERT_EQ(pointed, expected) << "m " << m << " n " << n << " threads " << threads;
+      }
+}
+
 /// C for shape `s` on random matrices (beta applied to a random C), by
 /// gemm() with `threads` GEMM threads.
 std::vector<float> productWithThreads(const Shape &s, int threads) {

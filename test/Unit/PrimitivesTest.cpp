@@ -6,7 +6,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <functional>
+#include <limits>
 #include <random>
 
 namespace foldc::rt::ops {
@@ -84,6 +86,126 @@ TEST(Primitives, Linear) {
              Linear<4, 3>::backward(in<4>(x[0]), p.at(0), in<3>(dy), out<4>(dx[0]));
            },
            &p});
+}
+
+/// Random rows x width values in [-1, 1).
+Mat randomRows(int rows, int width, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  Mat m(rows, width);
+  for (float &v : m.reshaped())
+    v = dist(rng);
+  return m;
+}
+
+TEST(Primitives, ADeferredWeightGradientEqualsTheImmediateOneBitForBit) {
+  // Three batches' backwards, as a pass makes them: one copies x and dy, one
+  // reads x where it was kept, one computes dy where placedDy put it. The
+  // flush multiplies their rows in the order they came, as one GEMM over
+  // all the rows copied into one matrix does.
+  const std::vector<int> batchRows = {3, 7, 2};
+  std::vector<Mat> xs, dys;
+  for (size_t b = 0; b < batchRows.size(); ++b) {
+    xs.push_back(randomRows(batchRows[b], 4, 10 + b));
+    dys.push_back(randomRows(batchRows[b], 3, 20 + b));
+  }
+  ParamStore deferred;
+  deferred.add("W", {4, 3}, {InitKind::Uniform, -1, 1});
+  deferred.initialize(2);
+  deferred.deferWeightGradients();
+  Mat dx(7, 4);
+  Linear<4, 3>::backward(in<4>(xs[0]), deferred.at(0), in<3>(dys[0]), Out<4>(dx.data(), 3, 4));
+  Linear<4, 3>::backward(in<4>(xs[1]), deferred.at(0), in<3>(dys[1]), out<4>(dx), true);
+  RowsMatrix<3> own;
+  Rows<3> placed = placedDy<3>(deferred.at(0), 2, own);
+  placed = dys[2];
+  Linear<4, 3>::backwardPlaced(in<4>(xs[2]), deferred.at(0), In<3>(placed.data(), 2, 3),
+                               Out<4>(dx.data(), 2, 4), false);
+  EXPECT_EQ(own.size(), 0) << "a deferring pass places dy in the parameter";
+  // Every batch's rows start on a cache line, whatever the widths before
+  // (Eigen's results can depend on where the first aligned element is).
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(placed.data()) % 64, 0u);
+  deferred.flushDeferredGradients();
+
+  Mat x(12, 4), dy(12, 3);
+  x << xs[0], xs[1], xs[2];
+  dy << dys[0], dys[1], dys[2];
+  std::vector<float> expected(12, 0.0f);
+  gemm(Transpose::Yes, Transpose::No, 4, 3, 12, x.data(), 4, dy.data(), 3, 1.0f, expected.data(),
+       3);
+  std::vector<float> got(deferred.at(0).grad.begin(), deferred.at(0).grad.end());
+  EXPECT_EQ(got, expected);
+}
+
+TEST(Primitives, PlacedDyOutsideADeferringPassIsTheKernelsOwn) {
+  ParamStore p;
+  p.add("W", {4, 3}, {InitKind::Uniform, -1, 1});
+  p.initialize(2);
+  Mat x = randomRows(5, 4, 1), dy = randomRows(5, 3, 2), dxPlaced = Mat::Zero(5, 4);
+  RowsMatrix<3> own;
+  Rows<3> placed = placedDy<3>(p.at(0), 5, own);
+  EXPECT_EQ(placed.data(), own.data());
+  placed = dy;
+  Linear<4, 3>::backwardPlaced(in<4>(x), p.at(0), In<3>(placed.data(), 5, 3), out<4>(dxPlaced),
+                               false);
+  std::vector<float> placedGrad(p.at(0).grad.begin(), p.at(0).grad.end());
+  p.zeroGrads();
+  Mat dxPlain = Mat::Zero(5, 4);
+  Linear<4, 3>::backward(in<4>(x), p.at(0), in<3>(dy), out<4>(dxPlain));
+  EXPECT_EQ(placedGrad, std::vector<float>(p.at(0).grad.begin(), p.at(0).grad.end()));
+  EXPECT_EQ(dxPlaced, dxPlain);
+}
+
+/// `backward(dx)` into a matrix of NaNs through FirstWrite gives what it
+/// gives accumulating into zeros: every element written, none read.
+template <class Backward> void expectFirstWriteAssigns(int width, const Backward &backward) {
+  Mat zeros = Mat::Zero(4, width);
+  backward(Out<Eigen::Dynamic>(zeros.data(), 4, width), false);
+  Mat nans = Mat::Constant(4, width, std::numeric_limits<float>::quiet_NaN());
+  backward(Out<Eigen::Dynamic>(nans.data(), 4, width), true);
+  EXPECT_EQ(nans, zeros);
+}
+
+TEST(Primitives, AFirstWriteAssignsWhatAccumulatingOntoZerosGives) {
+  Mat x = randomRows(4, 3, 3), z = randomRows(4, 3, 4), s = randomRows(4, 1, 5),
+      dy = randomRows(4, 3, 6);
+  Mat y(4, 3);
+  auto run = [](auto &&d, bool first, auto &&call) {
+    if (first)
+      call(FirstWrite(d));
+    else
+      call(d);
+  };
+  Unary<UnaryKind::Tanh, 3>::forward(in<3>(x), out<3>(y));
+  expectFirstWriteAssigns(3, [&](Out<Eigen::Dynamic> d, bool first) {
+    run(d, first,
+        [&](auto &&dx) { Unary<UnaryKind::Tanh, 3>::backward(in<3>(x), in<3>(y), in<3>(dy), dx); });
+  });
+  expectFirstWriteAssigns(3, [&](Out<Eigen::Dynamic> d, bool first) {
+    run(d, first, [&](auto &&dx) {
+      Unary<UnaryKind::Neg, 3>::backward(NotKept{}, NotKept{}, in<3>(dy), dx);
+    });
+  });
+  for (int operand : {0, 1}) { // each side of a - b and of a / s (s broadcast)
+    Mat other = Mat::Zero(4, 3), otherScalar = Mat::Zero(4, 1);
+    expectFirstWriteAssigns(3, [&](Out<Eigen::Dynamic> d, bool first) {
+      run(d, first, [&](auto &&g) {
+        if (operand == 0)
+          Binary<BinaryKind::Sub, 3, 3>::backward(in<3>(x), in<3>(z), in<3>(dy), g, out<3>(other));
+        else
+          Binary<BinaryKind::Sub, 3, 3>::backward(in<3>(x), in<3>(z), in<3>(dy), out<3>(other), g);
+      });
+    });
+    expectFirstWriteAssigns(operand == 0 ? 3 : 1, [&](Out<Eigen::Dynamic> d, bool first) {
+      run(d, first, [&](auto &&g) {
+        if (operand == 0)
+          Binary<BinaryKind::Div, 3, 1>::backward(in<3>(x), in<1>(s), in<3>(dy), g,
+                                                  out<1>(otherScalar));
+        else
+          Binary<BinaryKind::Div, 3, 1>::backward(in<3>(x), in<1>(s), in<3>(dy), out<3>(other), g);
+      });
+    });
+  }
 }
 
 TEST(Primitives, BiasAdd) {
