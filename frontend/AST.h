@@ -500,6 +500,7 @@ struct InstanceOrigin {
   std::string layer;             ///< the layer definition's name
   SourceRange made;              ///< the instance's name where it is declared
   std::vector<Argument> options; ///< `trainable:` and `lr_scale:` given to it or its encloser
+  bool prelude = false;          ///< of a layer of foldc's prelude (fc, lstm, gru)
 };
 
 /// `def` and `model`: parameters, a body of statements or one expression.

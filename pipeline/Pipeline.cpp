@@ -6,6 +6,7 @@
 #include "passes/batching/LowerToPlan.h"
 #include "passes/batching/PlanVerifier.h"
 #include "passes/sema/InstantiateLayers.h"
+#include "passes/sema/Prelude.h"
 #include "passes/sema/TypeCheck.h"
 #include "passes/sema/TypesPrinter.h"
 
@@ -65,7 +66,10 @@ bool compile(SourceManager &sources, uint32_t file, DiagnosticEngine &diag,
   passes.run(
       Pass::Instantiate, "instantiate",
       [&] {
-        result.module = instantiateLayers(std::move(result.module), diag);
+        uint32_t prelude =
+            sources.addFile(std::string(kPreludeFileName), std::string(preludeSource()));
+        result.module =
+            instantiateLayers(std::move(result.module), parseModule(sources, prelude, diag), diag);
         result.program->module = result.module.get();
         return true;
       },

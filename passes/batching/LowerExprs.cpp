@@ -315,6 +315,11 @@ LoweredValue Lowering::withParam(const BinaryExpr &b, const LoweredValue &lhs,
   return binary(b, lhs, materialized(param, ctx), type, ctx);
 }
 
+bool Lowering::isZeroConstant(const Expr &e) const {
+  std::optional<ConstValue> value = program_.consts->evaluate(e, nullptr);
+  return value && value->asDouble() == 0;
+}
+
 LoweredValue Lowering::binary(const BinaryExpr &b, LoweredValue lhs, LoweredValue rhs,
                               const TypeRef &type, Context &ctx) {
   if (isLogical(b.op)) { // computed scalars are read: `&&` and `||` decide on the host
@@ -333,6 +338,11 @@ LoweredValue Lowering::binary(const BinaryExpr &b, LoweredValue lhs, LoweredValu
   if (!op)
     return notSupported(b.range(), std::string("'") + spelling(b.op) + "' of computed values",
                         type);
+  // x + 0 and x - 0 are x but for a zero x's sign (-0 + 0 is +0): an lstm's
+  // forget_bias of 0 adds no op.
+  if ((b.op == BinaryOp::Add || b.op == BinaryOp::Sub) && lhs.isTensorLike() &&
+      sameType(lhs.type, type) && isZeroConstant(*b.rhs))
+    return lhs;
   return emit(ctx, *op, {lhs, rhs}, type, b.range());
 }
 
@@ -484,6 +494,9 @@ LoweredValue Lowering::apply(const std::shared_ptr<const BlockValue> &block,
     for (size_t i = 0; i < args.size(); ++i)
       env_[&fn.params[i]] = args[i];
     fusing_.push_back(fn.name);
+    std::optional<SourceRange> outerUse = preludeUse_;
+    if (fn.instance && fn.instance->prelude && !preludeUse_)
+      preludeUse_ = site.range();
     LoweredValue result;
     if (fn.exprBody)
       result = eval(*fn.exprBody, ctx);
@@ -493,6 +506,7 @@ LoweredValue Lowering::apply(const std::shared_ptr<const BlockValue> &block,
       else
         lowerStmt(*s, ctx);
     }
+    preludeUse_ = outerUse;
     fusing_.pop_back();
     return asDeclared(result, program_.signatures.at(&fn)->result, site.range(), ctx);
   }

@@ -36,7 +36,8 @@ BatchPlan Lowering::run() {
   for (const DeclPtr &d : module.decls)
     if (auto *fn = dyn_cast<FunctionDecl>(d.get())) {
       if (!fn->isModel() && inlinable(*fn)) {
-        plan_.inlined.push_back(fn->name);
+        if (!fn->instance || !fn->instance->prelude) // the prelude's are layers to the user
+          plan_.inlined.push_back(fn->name);
         continue;
       }
       functionIndex_[fn] = int(plan_.functions.size());
@@ -226,6 +227,8 @@ bool Lowering::inlinable(const FunctionDecl &fn) {
           if (sym->second.kind == Symbol::Kind::Local && !isBlockParam(fn, sym->second.binding))
             ok = false; // a block held in a local: only known where the def is applied
         }
+      } else if (auto *lambda = dyn_cast<LambdaExpr>(call.callee.get())) {
+        visit(*lambda->body); // applied where it is written (a layer's `act: none`)
       } else {
         ok = false;
       }
@@ -668,6 +671,8 @@ double flopsOf(const PlanOp &op, const std::vector<LoweredValue> &operands) {
 
 LoweredValue Lowering::emit(Context &ctx, OpKind kind, const std::vector<LoweredValue> &operands,
                             TypeRef type, SourceRange range, OpAttrs attrs) {
+  if (preludeUse_)
+    range = *preludeUse_;
   for (const LoweredValue &o : operands)
     if (o.kind == LoweredValue::Kind::None || o.kind == LoweredValue::Kind::Block)
       return LoweredValue::none(type); // already reported

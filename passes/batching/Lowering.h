@@ -265,29 +265,11 @@ private:
   /// The type of `base.field` (for accessor blocks applied inside a composition).
   TypeRef typeOfField(const TypeRef &base, const std::string &field) const;
 
+  /// Whether `e` is a constant expression whose value is 0.
+  bool isZeroConstant(const Expr &e) const;
+
   LoweredValue layer(const LayerDecl &decl, std::vector<LoweredValue> args, const Expr &site,
                      Context &ctx);
-
-  // Recurrent cells are lowered to primitive operations, so they fuse with
-  // what surrounds them and get their gradients from the primitives'.
-  LoweredValue linearOf(const LoweredValue &x, const std::string &param, int64_t out, Context &ctx,
-                        SourceRange at);
-  /// x @ param[:, lo:hi]: only the columns a cell uses are multiplied.
-  LoweredValue linearColumns(const LoweredValue &x, const std::string &param, int64_t lo,
-                             int64_t hi, Context &ctx, SourceRange at);
-  LoweredValue sliceOf(const LoweredValue &x, int64_t lo, int64_t hi, Context &ctx, SourceRange at);
-  LoweredValue elementwise(OpKind op, std::vector<LoweredValue> xs, int64_t h, Context &ctx,
-                           SourceRange at);
-
-  /// lstm: g = x@W + h@U + b; i, f, o, u from its quarters;
-  /// c' = i*u + f*c; h' = o*tanh(c'); gives (h', (h', c')).
-  LoweredValue lstmCell(const LayerDecl &decl, const LayerInfo &info, const LoweredValue &x,
-                        const LoweredValue &state, Context &ctx, SourceRange at);
-
-  /// gru: z, r from x@W + s@U + b; n = tanh(x@W + b + (r*s)@U) on the last
-  /// third; s' = n + z*(s - n) = (1-z)*n + z*s; gives (s', s').
-  LoweredValue gruCell(const LayerDecl &decl, const LayerInfo &info, const LoweredValue &x,
-                       const LoweredValue &s, Context &ctx, SourceRange at);
 
   /// A kernel of one operation over tensor arguments `args` (and host
   /// inputs), which a Sequence step's runtime loops instantiate.
@@ -366,6 +348,9 @@ private:
   std::map<const void *, LoweredValue> env_;
   std::map<int, Context *> owner_; ///< kernels not instantiated yet -> their context
   std::vector<std::string> fusing_;
+  /// Inside an instance of a prelude layer (fc, lstm, gru): where it is used.
+  /// Its ops carry that range, not one in a file the user never wrote.
+  std::optional<SourceRange> preludeUse_;
   /// What an op computes, but for its type: the ops of each kernel by it,
   /// for addOrReuseOp (scanning a kernel's ops made a chain of n cost n^2).
   struct OpKey {

@@ -31,8 +31,7 @@ inline constexpr std::optional<Option> None = std::nullopt;
 } // namespace layer_option
 
 constexpr LayerKindInfo kLayerKinds[] = {
-#define FOLDC_LAYER(Kind, Name, Sizes, Option)                                                     \
-  {LayerKind::Kind, Name, LayerSizes::Sizes, layer_option::Option},
+#define FOLDC_LAYER(Kind, Name, Option) {LayerKind::Kind, Name, layer_option::Option},
 #include "passes/builtins/Builtins.def"
 };
 

@@ -61,7 +61,7 @@ std::optional<Builtin> builtinNamed(std::string_view name);
 /// The kernel op of an element-wise or tensor function; none for a combinator.
 std::optional<OpKind> opOf(Builtin builtin);
 
-/// A named argument (`axis: 0`, `trainable: false`, `act: relu`).
+/// A named argument (`axis: 0`, `trainable: false`, `init: glorot`).
 enum class Option {
 #define FOLDC_OPTION(Kind, Name, TakenBy, Takes) Kind,
 #include "passes/builtins/Builtins.def"
@@ -73,7 +73,7 @@ enum class OptionTakenBy {
   ItsLayers, ///< the layer constructors whose row names it
 };
 /// What an option's value is.
-enum class OptionTakes { Value, Bool, Activation, Initializer };
+enum class OptionTakes { Value, Bool, Initializer };
 struct OptionInfo {
   Option option;
   std::string_view name;
@@ -86,16 +86,13 @@ std::vector<Option> optionsTakenBy(OptionTakenBy who);
 std::optional<Option> optionNamed(std::string_view name);
 
 enum class LayerKind {
-#define FOLDC_LAYER(Kind, Name, Sizes, Option) Kind,
+#define FOLDC_LAYER(Kind, Name, Option) Kind,
 #include "passes/builtins/Builtins.def"
 };
-/// How a layer constructor's sizes are written.
-enum class LayerSizes { InOut, RowsWidth };
 struct LayerKindInfo {
   LayerKind kind;
   std::string_view name;
-  LayerSizes sizes;
-  std::optional<Option> option; ///< its own named option (`act`, `init`), if any
+  std::optional<Option> option; ///< its own named option (`init`), if any
 };
 const LayerKindInfo &layerKindInfo(LayerKind kind);
 std::optional<LayerKind> layerKindNamed(std::string_view name);

@@ -49,7 +49,9 @@ class Instantiator {
 public:
   explicit Instantiator(DiagnosticEngine &diag) : diag_(diag) {}
 
-  std::unique_ptr<Module> run(std::unique_ptr<Module> parsed) {
+  std::unique_ptr<Module> run(std::unique_ptr<Module> parsed, std::unique_ptr<Module> prelude) {
+    if (prelude)
+      addPrelude(*parsed, *prelude);
     for (const DeclPtr &d : parsed->decls)
       if (auto *layer = dyn_cast<LayerDefDecl>(d.get())) {
         definitions_.emplace(layer->name, layer);
@@ -80,7 +82,7 @@ public:
       instantiate(instance, module->decls);
     }
     for (const auto &[name, layer] : definitions_)
-      if (!used_.count(layer))
+      if (!used_.count(layer) && !prelude_.count(layer))
         diag_.warning(layer->nameRange)
             << "layer '" << name << "' is defined but never instantiated, so its body is not "
             << "checked (make an instance: layer NAME = " << name << "(...);)";
@@ -89,6 +91,24 @@ public:
   }
 
 private:
+  /// The prelude's definitions go first into the program, but for those
+  /// whose names the program declares itself (its own `layer lstm(...)`, a
+  /// `def gru`): the program's replace them.
+  void addPrelude(Module &program, Module &prelude) {
+    std::set<std::string> declared;
+    for (const DeclPtr &d : program.decls)
+      declared.insert(d->name);
+    std::vector<DeclPtr> decls;
+    for (DeclPtr &d : prelude.decls)
+      if (auto *layer = dyn_cast<LayerDefDecl>(d.get()); layer && !declared.count(layer->name)) {
+        prelude_.insert(layer);
+        decls.push_back(std::move(d));
+      }
+    for (DeclPtr &d : program.decls)
+      decls.push_back(std::move(d));
+    program.decls = std::move(decls);
+  }
+
   const LayerDefDecl *definitionCalled(const Expr &constructor) const {
     auto *call = dyn_cast<CallExpr>(&constructor);
     auto *callee = call ? dyn_cast<NameExpr>(call->callee.get()) : nullptr;
@@ -269,6 +289,7 @@ private:
     apply->instance = std::make_unique<InstanceOrigin>();
     apply->instance->layer = layer.name;
     apply->instance->made = instance.nameRange;
+    apply->instance->prelude = prelude_.count(&layer) != 0;
     for (const auto &[option, arg] : bound.options)
       if (option != Option::Init)
         apply->instance->options.push_back(verbatim.argument(*arg));
@@ -322,6 +343,9 @@ private:
     if (const LayerDefDecl *definition = definitionCalled(*constructor)) {
       Instance nested{path, inner.nameRange, static_cast<const CallExpr *>(constructor.get()),
                       definition, bound.options};
+      // The prelude's layers keep their own initialisers, as embedding does.
+      if (prelude_.count(definition))
+        nested.inherited.erase(Option::Init);
       instantiate(nested, out);
       return;
     }
@@ -350,14 +374,17 @@ private:
   std::map<std::string, const LayerDefDecl *> definitions_;
   std::map<std::string, SourceRange> instanceNames_; ///< the top-level instances made so far
   std::set<const LayerDefDecl *> used_;
+  std::set<const LayerDefDecl *>
+      prelude_; ///< the prelude's definitions the program did not replace
   std::vector<const LayerDefDecl *> stack_;
   std::vector<std::string> failed_;
 };
 
 } // namespace
 
-std::unique_ptr<Module> instantiateLayers(std::unique_ptr<Module> parsed, DiagnosticEngine &diag) {
-  return Instantiator(diag).run(std::move(parsed));
+std::unique_ptr<Module> instantiateLayers(std::unique_ptr<Module> parsed,
+                                          std::unique_ptr<Module> prelude, DiagnosticEngine &diag) {
+  return Instantiator(diag).run(std::move(parsed), std::move(prelude));
 }
 
 DiagnosticContext instanceContext(DiagnosticEngine &diag, const FunctionDecl &fn) {

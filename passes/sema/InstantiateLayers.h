@@ -21,9 +21,14 @@ namespace foldc {
 /// `init:` to its params written without an initialiser. Layer definitions
 /// stay in the module for name resolution (using one as a value is an error)
 /// but are never checked themselves: an unused one gets a warning.
+/// The `prelude`'s definitions (fc, lstm, gru: Prelude.fold, parsed) are
+/// added to the module first, but for names the program declares itself;
+/// their instances are marked (InstanceOrigin::prelude) and unused ones get
+/// no warning.
 /// Reports located errors (unknown constants, wrong counts and kinds, a layer
 /// that contains itself, `layer` statements outside a layer definition).
-std::unique_ptr<Module> instantiateLayers(std::unique_ptr<Module> parsed, DiagnosticEngine &diag);
+std::unique_ptr<Module> instantiateLayers(std::unique_ptr<Module> parsed,
+                                          std::unique_ptr<Module> prelude, DiagnosticEngine &diag);
 
 /// Errors in the body of `fn` get a note at the instance it was made for
 /// (nothing when `fn` is not an instance's def).

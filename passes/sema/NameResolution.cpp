@@ -403,9 +403,9 @@ private:
   }
 
   /// A named argument's name is looked up in the option table once, here.
-  /// An option whose value is a keyword (`act: tanh`, `init: glorot`) has
-  /// that name resolved in the option's own table; a value option (`axis:`,
-  /// `lr_scale:`) has an expression (a const, say).
+  /// An initialiser option (`init: glorot`) has its name resolved in the
+  /// initialisers' table; a value option (`axis:`, `lr_scale:`) has an
+  /// expression (a const, say).
   void resolveArgument(const Argument &arg) {
     if (arg.name.empty()) {
       resolveExpr(*arg.value);
@@ -422,14 +422,6 @@ private:
       return;
     case OptionTakes::Initializer:
       resolveInitializer(*arg.value, true);
-      return;
-    case OptionTakes::Activation:
-      if (bare) {
-        if (auto row = builtinIn(BuiltinName::Table::Activation, bare->name))
-          bindBuiltin(*bare, *row);
-        return;
-      }
-      resolveExpr(*arg.value);
       return;
     case OptionTakes::Bool: // true or false; an unknown option's bare name is the checker's
       if (!bare)

@@ -246,32 +246,20 @@ bool TypeChecker::checkTrainingOption(const Argument &arg, Option option,
     return true;
   }
   case Option::Axis: // not taken by every layer (checkLayer's caller reports them)
-  case Option::Act:
   case Option::Init:
-  case Option::ForgetBias:
     break;
   }
   return false;
 }
 
-/// The size expressions of a layer constructor: `in -> out` or `rows, width`.
+/// The size expressions of a built-in layer: `rows, width`.
 std::optional<std::pair<const Expr *, const Expr *>>
 TypeChecker::layerSizes(const LayerKindInfo &ctor, const CallExpr &call,
                         const std::vector<const Expr *> &positional) {
-  switch (ctor.sizes) {
-  case LayerSizes::InOut:
-    if (positional.size() == 1)
-      if (auto *arrow = dyn_cast<ArrowExpr>(positional[0]))
-        return std::pair{arrow->from.get(), arrow->to.get()};
-    break;
-  case LayerSizes::RowsWidth:
-    if (positional.size() == 2 && !isa<ArrowExpr>(positional[0]) && !isa<ArrowExpr>(positional[1]))
-      return std::pair{positional[0], positional[1]};
-    break;
-  }
+  if (positional.size() == 2 && !isa<ArrowExpr>(positional[0]) && !isa<ArrowExpr>(positional[1]))
+    return std::pair{positional[0], positional[1]};
   auto error = diag_.error(call.range());
-  error << "'" << ctor.name << "' takes "
-        << (ctor.sizes == LayerSizes::InOut ? "(in -> out)" : "(rows, width)");
+  error << "'" << ctor.name << "' takes (rows, width)";
   if (ctor.option)
     error << " and an optional '" << optionInfo(*ctor.option).name << ":'";
   return std::nullopt;
@@ -279,51 +267,16 @@ TypeChecker::layerSizes(const LayerKindInfo &ctor, const CallExpr &call,
 
 /// A layer's block type and parameters, and what its option says.
 bool TypeChecker::layerSignature(LayerInfo &info, const Expr *option) {
-  int64_t in = info.in, out = info.out;
-  TypeRef h = types::f32({out});
   switch (info.kind) {
-  case LayerKind::FullyConnected:
-    info.activation = Activation::Tanh;
-    if (option) {
-      auto *act = dyn_cast<NameExpr>(option);
-      std::optional<BuiltinName> row = rowOf(act, BuiltinName::Table::Activation);
-      std::optional<Activation> named = row ? std::optional(row->activation) : std::nullopt;
-      if (!named) {
-        diag_.error(option->range()) << "expected an activation (tanh, relu, sigmoid or "
-                                        "none), found '"
-                                     << toSource(*option) << "'";
-        return false;
-      }
-      info.activation = *named;
-    }
-    info.blockType = types::block({types::f32({in})}, h);
-    info.params = {{"W", {in, out}}, {"b", {out}}};
-    return true;
   case LayerKind::Embedding: {
-    info.blockType = types::block({types::intType()}, h);
+    info.blockType = types::block({types::intType()}, types::f32({info.out}));
     // Word vectors start small and random unless `init:` says otherwise.
-    LayerInfo::Param table{"E", {in, out}, {InitKind::Uniform, {-0.05, 0.05}}};
+    LayerInfo::Param table{"E", {info.in, info.out}, {InitKind::Uniform, {-0.05, 0.05}}};
     if (option)
       checkInitializer(*option, types::f32(table.shape), table.init);
     info.params = {std::move(table)};
     return true;
   }
-  case LayerKind::LSTM: {
-    if (option) {
-      std::optional<ConstValue> bias = consts_.evaluate(*option, &diag_);
-      if (!bias)
-        return false;
-      info.forgetBias = bias->asDouble();
-    }
-    TypeRef state = types::tuple({h, h});
-    info.blockType = types::block({types::f32({in}), state}, types::tuple({h, state}));
-    info.params = {{"W", {in, 4 * out}}, {"U", {out, 4 * out}}, {"b", {4 * out}}};
-    return true;
-  }
-  case LayerKind::GRU:
-    info.blockType = types::block({types::f32({in}), h}, types::tuple({h, h}));
-    info.params = {{"W", {in, 3 * out}}, {"U", {out, 3 * out}}, {"b", {3 * out}}};
-    return true;
   }
   return false;
 }

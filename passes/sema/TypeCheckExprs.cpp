@@ -317,8 +317,12 @@ TypeRef TypeChecker::checkCall(const CallExpr &call) {
   }
   TypeRef callee = check(*call.callee);
   std::vector<Arg> args;
-  for (const Argument &a : call.args)
+  for (const Argument &a : call.args) {
+    // `fc(3 -> 4)` in an expression: the callee's error says it all.
+    if (callee->isError() && isa<ArrowExpr>(a.value.get()))
+      continue;
     args.push_back(Arg{check(*a.value), a.value.get(), a.value->range()});
+  }
   return apply(callee, std::move(args), call.range());
 }
 

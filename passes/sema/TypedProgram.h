@@ -46,20 +46,18 @@ struct TrainingOptions {
   double learningRateScale = 1; ///< `lr_scale:`: multiplies the optimizer's learning rate
 };
 
-/// A layer's kind, sizes, and the parameters it owns (named `LAYER.W` etc.).
+/// A built-in layer's kind, sizes, and the parameters it owns (named
+/// `LAYER.E`).
 struct LayerInfo {
   LayerKind kind;
-  long long in = 0, out = 0; ///< fc/lstm/gru: in -> out; embedding: rows, width
-  Activation activation = Activation::None;
-  double forgetBias = 0; ///< lstm's `forget_bias:`: added to the forget gate before its sigmoid
-  TypeRef blockType;     ///< e.g. (f32[300]) -> f32[150]
+  long long in = 0, out = 0; ///< embedding: rows, width
+  TypeRef blockType;         ///< e.g. (int) -> f32[300]
   TrainingOptions training;
   struct Param {
-    std::string name; ///< "W", "b", "E", "U"
+    std::string name; ///< "E"
     std::vector<int64_t> shape;
-    /// Matrices Glorot and vectors zeros; an embedding's table
-    /// uniform(-0.05, 0.05) unless its `init:` says otherwise.
-    Initializer init{shape.size() >= 2 ? InitKind::Glorot : InitKind::Zeros};
+    /// An embedding's table: uniform(-0.05, 0.05) unless its `init:` says otherwise.
+    Initializer init;
   };
   std::vector<Param> params;
 };

@@ -39,8 +39,6 @@ std::string signatureText(const TypeRef &signature) {
 
 void printLayer(const std::string &name, const LayerInfo &layer, std::ostream &out) {
   out << "layer " << name << ": " << signatureText(layer.blockType);
-  if (layer.forgetBias != 0)
-    out << " forget_bias: " << layer.forgetBias;
   printTraining(layer.training, out);
   out << '\n';
 }
@@ -80,10 +78,12 @@ void printTypes(const TypedProgram &program, std::ostream &out) {
       } else {
         out << "def " << fn->name << ": " << signatureText(it->second) << '\n';
       }
-      // An instance's params are named by its path, as in the params file.
+      // An instance's params are named by its path, as in the params file;
+      // the locals of a prelude layer's body are not the user's.
       std::string paramPrefix = fn->instance ? fn->name + "." : "";
+      bool showLocals = !fn->instance || !fn->instance->prelude;
       for (const StmtPtr &s : fn->body) {
-        if (auto *let = dyn_cast<LetStmt>(s.get()))
+        if (auto *let = dyn_cast<LetStmt>(s.get()); let && showLocals)
           out << "  let " << toSource(*let->pattern) << ": "
               << toString(program.typeOf(*let->value)) << '\n';
         else if (auto *ps = dyn_cast<ParamStmt>(s.get()))

@@ -60,7 +60,7 @@ TEST(Builtins, EveryBuiltinIsNamedInTheReference) {
 #define FOLDC_FUNCTION(Kind, Name, MinArgs, MaxArgs, Operands)                                     \
   EXPECT_TRUE(documented(Name)) << Name;
 #define FOLDC_COMBINATOR(Kind, Name, MinArgs, Arity) EXPECT_TRUE(documented(Name)) << Name;
-#define FOLDC_LAYER(Kind, Name, Sizes, Option) EXPECT_TRUE(documented(Name)) << Name;
+#define FOLDC_LAYER(Kind, Name, Option) EXPECT_TRUE(documented(Name)) << Name;
 #define FOLDC_INITIALIZER(Kind, Name, Arity) EXPECT_TRUE(documented(Name)) << Name;
 #define FOLDC_ACTIVATION(Kind, Name) EXPECT_TRUE(documented(Name)) << Name;
 #include "passes/builtins/Builtins.def"
@@ -74,9 +74,10 @@ TEST(Builtins, NamesFindTheirRows) {
     EXPECT_EQ(builtinNamed(info.name), info.builtin) << info.name;
     EXPECT_EQ(opOf(info.builtin).has_value(), info.role != BuiltinRole::Combinator) << info.name;
   }
-  EXPECT_EQ(builtinNamed("neg"), std::nullopt); // `-x` is not callable by name
-  EXPECT_EQ(builtinNamed("fc"), std::nullopt);  // a layer constructor
-  EXPECT_EQ(layerKindNamed("fc"), LayerKind::FullyConnected);
+  EXPECT_EQ(builtinNamed("neg"), std::nullopt);       // `-x` is not callable by name
+  EXPECT_EQ(builtinNamed("embedding"), std::nullopt); // a layer constructor
+  EXPECT_EQ(layerKindNamed("embedding"), LayerKind::Embedding);
+  EXPECT_EQ(layerKindNamed("fc"), std::nullopt);      // a layer definition of the prelude
   EXPECT_EQ(initKindNamed("zeros"), InitKind::Zeros); // a function and an initialiser
   EXPECT_EQ(builtinNamed("zeros"), Builtin::Zeros);
   EXPECT_EQ(opOf(Activation::None), std::nullopt);
@@ -111,16 +112,9 @@ TEST(Builtins, PropertiesComeFromTheRows) {
   EXPECT_EQ(builtinInfo(Builtin::OneHot).operands, Operands::Last);
   EXPECT_EQ(builtinInfo(Builtin::Dropout).operands, Operands::First);
   EXPECT_EQ(builtinInfo(Builtin::Zeros).operands, Operands::NoOperand);
-  // options: each layer's own option is a row taken by ItsLayers
-  for (LayerKind kind :
-       {LayerKind::FullyConnected, LayerKind::Embedding, LayerKind::LSTM, LayerKind::GRU}) {
-    if (std::optional<Option> own = layerKindInfo(kind).option) {
-      EXPECT_EQ(optionInfo(*own).takenBy, OptionTakenBy::ItsLayers) << layerKindInfo(kind).name;
-    }
-  }
-  EXPECT_EQ(layerKindInfo(LayerKind::FullyConnected).option, Option::Act);
-  EXPECT_EQ(layerKindInfo(LayerKind::LSTM).option, Option::ForgetBias);
-  EXPECT_EQ(layerKindInfo(LayerKind::GRU).option, std::nullopt);
+  // options: the built-in layer's own option is a row taken by ItsLayers
+  EXPECT_EQ(layerKindInfo(LayerKind::Embedding).option, Option::Init);
+  EXPECT_EQ(optionInfo(Option::Init).takenBy, OptionTakenBy::ItsLayers);
   EXPECT_EQ(optionNamed("lr_scale"), Option::LrScale);
   EXPECT_EQ(optionInfo(Option::Axis).takenBy, OptionTakenBy::AxisCalls);
 }
