@@ -60,6 +60,7 @@ void block(const float *a, int64_t rowStride, int64_t kStride, const float *pane
   for (int64_t kk = 0; kk < k; ++kk) {
     Vector b0 = panel::load(panel + kk * kPanelWidth),
            b1 = panel::load(panel + kk * kPanelWidth + 16);
+    panel::holdForRows<Rows>(b0, b1);
     for (int r = 0; r < Rows; ++r) {
       float x = a[r * rowStride + kk * kStride];
       left[r] += x * b0;
@@ -93,6 +94,7 @@ void pointedBlock(const float *const *aRows, int64_t column, const float *panel,
   for (int64_t kk = 0; kk < k; ++kk) {
     Vector b0 = panel::load(panel + kk * kPanelWidth),
            b1 = panel::load(panel + kk * kPanelWidth + 16);
+    panel::holdForRows<Rows>(b0, b1);
     const float *a = aRows[kk] + column;
     for (int r = 0; r < Rows; ++r) {
       left[r] += a[r] * b0;

@@ -109,15 +109,20 @@ TEST(Gemm, ANewPassSeesWeightsChangedSinceTheLast) {
 TEST(Gemm, ARowsProductDoesNotDependOnTheOtherRowsOfItsBatch) {
   if (!kPanelGemmBuilt)
     GTEST_SKIP() << "OpenBLAS (no AVX-512 here) promises no such thing";
-  const int64_t m = 13, n = 64, k = 256;
-  std::vector<float> a = randomMatrix(size_t(m * k), 4), b = randomMatrix(size_t(k * n), 5);
-  std::vector<float> batched(size_t(m * n)), alone(static_cast<size_t>(n));
-  gemm(Transpose::No, Transpose::No, m, n, k, a.data(), k, b.data(), n, 0.0f, batched.data(), n);
-  for (int64_t r = 0; r < m; ++r) {
-    gemm(Transpose::No, Transpose::No, 1, n, k, a.data() + r * k, k, b.data(), n, 0.0f,
-         alone.data(), n);
-    for (int64_t j = 0; j < n; ++j)
-      ASSERT_EQ(batched[size_t(r * n + j)], alone[size_t(j)]) << "row " << r << ", column " << j;
+  // 1-13 rows: every register block size (1-6 rows), alone and as the last
+  // block after full ones.
+  const int64_t n = 64, k = 256;
+  for (int64_t m = 1; m <= 13; ++m) {
+    std::vector<float> a = randomMatrix(size_t(m * k), 4), b = randomMatrix(size_t(k * n), 5);
+    std::vector<float> batched(size_t(m * n)), alone(static_cast<size_t>(n));
+    gemm(Transpose::No, Transpose::No, m, n, k, a.data(), k, b.data(), n, 0.0f, batched.data(), n);
+    for (int64_t r = 0; r < m; ++r) {
+      gemm(Transpose::No, Transpose::No, 1, n, k, a.data() + r * k, k, b.data(), n, 0.0f,
+           alone.data(), n);
+      for (int64_t j = 0; j < n; ++j)
+        ASSERT_EQ(batched[size_t(r * n + j)], alone[size_t(j)])
+            << m << " rows: row " << r << ", column " << j;
+    }
   }
 }
 
