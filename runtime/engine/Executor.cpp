@@ -397,7 +397,11 @@ void Executor::backward(int examples) {
     grads_[offsetOf(loss)] += seed;
   std::vector<const float *> args, outGrads;
   std::vector<float *> outs, argGrads;
-  std::vector<std::vector<float>> argGradBuffers;
+  // Each on a cache line, as every matrix a kernel writes: Eigen computes
+  // the elements before a destination's first aligned one with scalar code,
+  // whose rounding can differ from the vector code's, so where malloc put a
+  // buffer would decide the bits of a training run.
+  std::vector<BulkVector<float>> argGradBuffers;
   for (size_t b = schedule_.batches.size(); b-- > 0;) {
     const Batch &batch = schedule_.batches[b];
     const Kernel::Signature &sig = batch.kernel->signature();

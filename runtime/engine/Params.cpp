@@ -118,7 +118,7 @@ void ParamStore::deferWeightGradients() {
   for (Param &p : params_) {
     p.deferred.active = true;
     p.deferred.xRuns.clear(); // a pass that threw left rows behind
-    p.deferred.dyRuns.clear();
+    p.deferred.dyStarts.clear();
     p.deferred.xCopies.clear();
     p.deferred.dy.clear();
   }
@@ -137,13 +137,13 @@ void ParamStore::flushDeferredGradients() {
       const Param::DeferredProduct::XRun &x = d.xRuns[i];
       for (int64_t r = 0; r < x.rows; ++r) {
         xRows.push_back(x.kept ? x.kept + r * d.in : d.xCopies.data() + (x.copiedFrom + r) * d.in);
-        dyRows.push_back(d.dy.data() + d.dyRuns[i].from + r * d.out);
+        dyRows.push_back(d.dy.data() + d.dyStarts[i] + r * d.out);
       }
     }
     gemmPointedRows(d.in, d.out, int64_t(xRows.size()), xRows.data(), dyRows.data(), p.grad.data(),
                     d.out);
     d.xRuns.clear(); // the buffers keep their capacity: the next pass reuses it
-    d.dyRuns.clear();
+    d.dyStarts.clear();
     d.xCopies.clear();
     d.dy.clear();
   }

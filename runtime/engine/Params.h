@@ -64,12 +64,9 @@ struct Param {
       int64_t copiedFrom, rows;
     };
     std::vector<XRun> xRuns;
-    /// A run of dy's rows: in `dy` from float `from` on, paired with the
-    /// x run of the same index.
-    struct DyRun {
-      int64_t from, rows;
-    };
-    std::vector<DyRun> dyRuns;
+    /// Where each run of dy's rows starts in `dy` (a float index), paired
+    /// with the x run of the same index (which has its row count).
+    std::vector<int64_t> dyStarts;
     BulkVector<float> xCopies, dy;
   };
   DeferredProduct deferred;
@@ -114,7 +111,7 @@ struct Param {
     constexpr size_t kLine = 64 / sizeof(float); // BulkVector's blocks start on a line
     size_t at = (d.dy.size() + kLine - 1) / kLine * kLine;
     d.dy.resize(at + size_t(rows * out));
-    d.dyRuns.push_back({int64_t(at), rows});
+    d.dyStarts.push_back(int64_t(at));
     return d.dy.data() + at;
   }
   /// Marks row `r` as having a gradient this step.
