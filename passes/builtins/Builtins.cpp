@@ -22,9 +22,10 @@ constexpr OptionInfo kOptions[] = {
 #include "passes/builtins/Builtins.def"
 };
 
-/// The option column of FOLDC_LAYER rows: an option's Kind, or None.
+/// The option column of FOLDC_LAYER rows: an option's Kind, or None (which
+/// no row uses today: embedding takes init:).
 namespace layer_option {
-inline constexpr std::optional<Option> None = std::nullopt;
+[[maybe_unused]] inline constexpr std::optional<Option> None = std::nullopt;
 #define FOLDC_OPTION(Kind, Name, TakenBy, Takes)                                                   \
   inline constexpr std::optional<Option> Kind = Option::Kind;
 #include "passes/builtins/Builtins.def"
